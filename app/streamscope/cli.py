@@ -1,0 +1,88 @@
+"""The `streamscope` command line.
+
+No arguments opens the main window. Subcommands run headless and never import Qt:
+
+    streamscope send ...         one streamed turn against an endpoint
+    streamscope replay FILE ...  a recorded body (or capture) through the same pipeline
+    streamscope demo-server ...  the embedded demo endpoint, standalone
+
+Exit codes: 0 completed, 3 truncated, 4 error, 130 cancelled, 2 usage error.
+Heavy modules are imported inside the handlers so `--version` and `--help` stay instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from streamscope import __version__
+
+DIALECTS = ("openai", "anthropic", "gemini", "responses", "ollama")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="streamscope",
+        description="A desktop chat client for LLM endpoints that shows the stream itself. "
+        "Without a subcommand, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"streamscope {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    send = sub.add_parser("send", help="send one streamed turn and print the result")
+    send.add_argument("prompt", metavar="PROMPT")
+    send.add_argument("--base-url", required=True, help="API base URL including its version prefix")
+    send.add_argument("--model", required=True)
+    send.add_argument("--dialect", choices=DIALECTS, default="openai")
+    send.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the key")
+    send.add_argument("--system", metavar="S", help="system prompt")
+    send.add_argument("--max-tokens", type=int, metavar="N")
+    send.add_argument("--tools", metavar="FILE.json", help="JSON list of function definitions")
+    send.add_argument("--first-byte-timeout", type=_positive_float, metavar="S", default=300.0)
+    send.add_argument("--idle-timeout", type=_positive_float, metavar="S", default=300.0)
+    send.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    send.add_argument("--raw", action="store_true", help="print every frame with its time offset")
+
+    replay = sub.add_parser("replay", help="run a recorded stream through the pipeline")
+    replay.add_argument("file", metavar="FILE", help="raw response body or capture; - for stdin")
+    replay.add_argument("--dialect", choices=(*DIALECTS, "auto"), default="auto")
+    replay.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    replay.add_argument("--raw", action="store_true", help="print every frame with its offset")
+
+    demo = sub.add_parser("demo-server", help="run the built-in demo endpoint")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8765)
+    demo.add_argument("--speed", type=_positive_float, default=1.0, help="pacing multiplier")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        from streamscope.ui.app import run_app
+
+        return run_app()
+    if args.command in ("send", "replay"):
+        from streamscope import headless
+
+        return headless.run(args)
+    if args.command == "demo-server":
+        from streamscope.demo.server import serve_forever
+
+        return serve_forever(host=args.host, port=args.port, speed=args.speed)
+    raise AssertionError(args.command)  # pragma: no cover
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
