@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """StreamScope's task runner: set up a pinned virtual environment, then run the app or the tests.
 
-    python3 dev.py run     # create .venv, install pinned deps, open the app (built-in demo endpoint)
+    python3 dev.py run     # create .venv, install pinned deps, open the app (demo endpoint)
     python3 dev.py test    # create .venv, install pinned deps + test tools, run ruff, mypy, pytest
 
 Only the standard library is used here, so it works on a machine that has nothing but Python 3.11+
@@ -62,7 +62,7 @@ def run(*cmd: str | Path, **kwargs: object) -> None:
 
 
 def ensure_venv(extra: str) -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py itself may run on an older Python
         fail(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}.")
     if not PY.exists():
         say(f"creating virtual environment in {VENV}")
@@ -83,8 +83,18 @@ def ensure_venv(extra: str) -> None:
         return
     say("installing pinned dependencies (constraints.txt)")
     target = f"{ROOT}[{extra}]" if extra else str(ROOT)
-    run(PY, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-        "-c", ROOT / "constraints.txt", "-e", target)
+    run(
+        PY,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-c",
+        ROOT / "constraints.txt",
+        "-e",
+        target,
+    )
     stamp.write_text(digest.hexdigest())
 
 

@@ -13,7 +13,7 @@ os.environ.setdefault("LANG", "C.UTF-8")
 os.environ["STREAMSCOPE_HOME"] = tempfile.mkdtemp(prefix="streamscope-test-home-")
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(autouse=True)

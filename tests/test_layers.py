@@ -30,7 +30,8 @@ def test_core_and_demo_never_import_qt() -> None:
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
         "    importlib.import_module(name)\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'qasync'))\n"
+        "qt = ('PySide6', 'shiboken6', 'qasync')\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in qt)\n"
         "print(','.join(bad))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -37,7 +37,7 @@ def test_run_app_drives_the_window_with_a_qasync_loop(qapp: object) -> None:
             seen["loop"] = asyncio.get_running_loop()
             shown[0].close()
 
-        asyncio.ensure_future(probe())
+        seen["task"] = asyncio.ensure_future(probe())
 
     QTimer.singleShot(0, close_when_shown)
     assert run_app([]) == 0
