@@ -1,0 +1,213 @@
+"""`streamscope send` and `streamscope replay`: the pipeline without a window.
+
+Without ``--json`` the answer streams to stdout as it arrives and a one-line outcome summary
+goes to stderr. With ``--json`` one object goes to stdout (see :func:`turn_to_json`).
+``--raw`` prints every frame with its time offset (to stderr with ``--json``, else stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from streamscope.core.client import StreamClient, StreamTimeouts, TurnObserver
+from streamscope.core.conversation import Conversation, Message, ToolDefinition
+from streamscope.core.dialects import get_dialect
+from streamscope.core.dialects.base import RequestSpec
+from streamscope.core.events import ReasoningDelta, TextDelta
+from streamscope.core.pipeline import ParsedFrame, PipelineUpdate, StreamPipeline, turn_to_json
+from streamscope.core.turn import Outcome, StreamEnd, Turn
+
+EXIT_CODES = {
+    Outcome.COMPLETED: 0,
+    Outcome.TRUNCATED: 3,
+    Outcome.ERROR: 4,
+    Outcome.CANCELLED: 130,
+}
+EXIT_USAGE = 2
+REPLAY_READ = 64 * 1024
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported on stderr with exit code 2."""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point for the ``send`` and ``replay`` subcommands."""
+    try:
+        if args.command == "send":
+            return _send(args)
+        return _replay(args)
+    except UsageError as exc:
+        print(f"streamscope {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+class _Printer(TurnObserver):
+    """Streams text (or frames) as they arrive; remembers the finished turn."""
+
+    def __init__(self, *, as_json: bool, raw: bool, t0: float | None = None) -> None:
+        self.as_json = as_json
+        self.raw = raw
+        self.t0 = t0
+        self.turn: Turn | None = None
+        self._in_reasoning = False
+        self.out: TextIO = sys.stdout
+
+    def request_started(self, spec: RequestSpec, body: bytes, t: float) -> None:
+        self.t0 = t
+
+    def progressed(self, update: PipelineUpdate, t: float) -> None:
+        if self.raw:
+            stream = sys.stderr if self.as_json else sys.stdout
+            for parsed in update.frames:
+                print_frame(parsed, t - (self.t0 or t), stream)
+            stream.flush()
+            return
+        if self.as_json:
+            return
+        for event in update.events:
+            match event:
+                case TextDelta(text):
+                    if self._in_reasoning:
+                        self.out.write("\n\n")
+                        self._in_reasoning = False
+                    self.out.write(text)
+                case ReasoningDelta(text):
+                    self._in_reasoning = True
+                    sys.stderr.write(text)
+        self.out.flush()
+
+    def finished(self, turn: Turn) -> None:
+        self.turn = turn
+
+
+def print_frame(parsed: ParsedFrame, offset_s: float, stream: TextIO) -> None:
+    """One line per frame: time offset, size, then the frame text (escaped)."""
+    frame = parsed.frame
+    text = frame.raw.decode("utf-8", "replace").rstrip("\r\n")
+    escaped = text.replace("\\", "\\\\").replace("\r", "\\r").replace("\n", "\\n")
+    flag = "" if frame.complete else " (incomplete)"
+    stream.write(f"{offset_s * 1000:9.1f} ms {len(frame.raw):6d} B{flag}  {escaped}\n")
+
+
+def _report(turn: Turn, *, as_json: bool, streamed_text: bool) -> int:
+    if as_json:
+        sys.stdout.write(json.dumps(turn_to_json(turn), ensure_ascii=False) + "\n")
+    else:
+        if streamed_text and turn.text and not turn.text.endswith("\n"):
+            sys.stdout.write("\n")
+        for call in turn.tool_calls:
+            sys.stdout.write(f"[tool call] {call.name}({call.arguments})\n")
+        sys.stdout.flush()
+        print(turn.summary(), file=sys.stderr)
+    sys.stdout.flush()
+    assert turn.outcome is not None
+    return EXIT_CODES[turn.outcome]
+
+
+# -- send ---------------------------------------------------------------------------------
+
+
+def _load_tools(path: str | None) -> list[ToolDefinition]:
+    if not path:
+        return []
+    try:
+        data: Any = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--tools {path}: {exc}") from None
+    if isinstance(data, dict):
+        data = data.get("tools", [data])
+    if not isinstance(data, list):
+        raise UsageError(f"--tools {path}: expected a JSON list of function definitions")
+    tools = []
+    for item in data:
+        fn = item.get("function", item) if isinstance(item, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise UsageError(f"--tools {path}: every tool needs a name: {item!r}")
+        tools.append(
+            ToolDefinition(
+                name=fn["name"],
+                description=str(fn.get("description", "")),
+                parameters=fn.get("parameters") or {"type": "object", "properties": {}},
+            )
+        )
+    return tools
+
+
+def _send(args: argparse.Namespace) -> int:
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if not api_key:
+            raise UsageError(f"environment variable {args.api_key_env} is not set or empty")
+    conv = Conversation(
+        messages=[Message("user", args.prompt)],
+        system=args.system,
+        tools=_load_tools(args.tools),
+        max_tokens=args.max_tokens,
+    )
+    spec = get_dialect(args.dialect).build_request(
+        conv, base_url=args.base_url, model=args.model, api_key=api_key
+    )
+    timeouts = StreamTimeouts(first_byte=args.first_byte_timeout, idle=args.idle_timeout)
+    printer = _Printer(as_json=args.json, raw=args.raw)
+
+    async def main() -> None:
+        client = StreamClient()
+        try:
+            await client.run_turn(
+                spec,
+                dialect=args.dialect,
+                timeouts=timeouts,
+                observer=printer,
+                keep_frames=True,  # the capture is always kept, as in the app
+            )
+        finally:
+            await client.aclose()
+
+    with contextlib.suppress(KeyboardInterrupt):  # the client recorded a cancelled turn
+        asyncio.run(main())
+    if printer.turn is None:  # interrupted before the client started
+        printer.turn = StreamPipeline(args.dialect).close(StreamEnd("cancelled", elapsed=0.0), 0)
+    return _report(printer.turn, as_json=args.json, streamed_text=not args.raw)
+
+
+# -- replay -------------------------------------------------------------------------------
+
+
+def _read_input(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror or exc}") from None
+
+
+def replay_body(body: bytes, dialect: str, *, observer: _Printer | None = None) -> Turn:
+    """Run a recorded response body through the pipeline (no timing: offsets are 0)."""
+    pipeline = StreamPipeline(dialect, keep_frames=bool(observer and observer.raw))
+    for start in range(0, len(body), REPLAY_READ):
+        update = pipeline.feed(body[start : start + REPLAY_READ], 0.0)
+        if observer is not None:
+            observer.progressed(update, 0.0)
+        if update.protocol_error:
+            return pipeline.close(StreamEnd("protocol_error", detail=update.protocol_error), 0.0)
+    tail = pipeline.flush(0.0)
+    if observer is not None:
+        observer.progressed(tail, 0.0)
+    return pipeline.close(StreamEnd("eof"), 0.0)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    body = _read_input(args.file)
+    printer = _Printer(as_json=args.json, raw=args.raw, t0=0.0)
+    turn = replay_body(body, args.dialect, observer=printer)
+    return _report(turn, as_json=args.json, streamed_text=not args.raw)
