@@ -1,0 +1,252 @@
+"""The Starlette application: routes for the five dialects, request checks, HTTP-level faults.
+
+Everything a scenario does is decided by its row in `SCENARIOS`; the handlers here only read a
+request into an `Ask`, pick the dialect writer and hand over to `playback.play`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import threading
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from streamscope.demo.ask import PARSERS, BadRequestError
+from streamscope.demo.playback import DeliberateCutError, Playback, play
+from streamscope.demo.scenarios import (
+    DIALECTS,
+    SCENARIOS,
+    Dialect,
+    HtmlError,
+    HttpError,
+    MidstreamError,
+    Scenario,
+)
+from streamscope.demo.script import BAD_UTF8_MARK_BYTES, BAD_UTF8_WIRE, Ask, build_script, reply_of
+from streamscope.demo.wire.anthropic import AnthropicWriter
+from streamscope.demo.wire.base import Framing, Writer
+from streamscope.demo.wire.gemini import GeminiWriter
+from streamscope.demo.wire.ollama import OllamaWriter
+from streamscope.demo.wire.openai_chat import OpenAIChatWriter
+from streamscope.demo.wire.responses import ResponsesWriter
+
+WRITERS: dict[Dialect, type[Writer]] = {
+    "openai": OpenAIChatWriter,
+    "responses": ResponsesWriter,
+    "anthropic": AnthropicWriter,
+    "gemini": GeminiWriter,
+    "ollama": OllamaWriter,
+}
+
+HTML_502 = (
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
+    "</body>\r\n</html>\r\n"
+)
+
+_STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def _error(dialect: Dialect, status: int, kind: str, message: str, **headers: str) -> Response:
+    body = WRITERS[dialect].error_body(status, kind, message)
+    return JSONResponse(body, status_code=status, headers=headers or None)
+
+
+def _json(body: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
+
+
+class DemoEndpoint:
+    """Request handling, parameterised by pacing speed and the server's stop signal."""
+
+    def __init__(self, speed: float, stopping: threading.Event) -> None:
+        self.speed = speed
+        self.stopping = stopping
+
+    async def answer(
+        self,
+        request: Request,
+        dialect: Dialect,
+        model: str | None = None,
+        stream: bool | None = None,
+    ) -> Response:
+        try:
+            body = orjson.loads(await request.body())
+        except orjson.JSONDecodeError as exc:
+            return _error(
+                dialect, 400, "invalid_request", f"The request body is not valid JSON: {exc}"
+            )
+        if not isinstance(body, dict):
+            return _error(
+                dialect, 400, "invalid_request", "The request body must be a JSON object."
+            )
+        try:
+            ask = PARSERS[dialect](body, model, stream)
+        except BadRequestError as exc:
+            return _error(dialect, 400, "invalid_request", str(exc))
+        scenario = SCENARIOS.get(ask.model)
+        if scenario is None:
+            names = ", ".join(SCENARIOS)
+            message = f"The model `{ask.model}` does not exist. Demo models: {names}."
+            return _error(dialect, 404, "not_found", message)
+        if dialect not in scenario.dialects:
+            message = (
+                f"The demo scenario `{scenario.name}` does not apply to the {dialect} dialect."
+            )
+            return _error(dialect, 404, "not_found", message)
+        return self._respond(scenario, dialect, ask.stream, ask)
+
+    def _respond(self, scenario: Scenario, dialect: Dialect, stream: bool, ask: Ask) -> Response:
+        fault = scenario.fault
+        if isinstance(fault, HttpError):
+            headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
+            return _error(dialect, fault.status, fault.kind, fault.message, **headers)
+        if isinstance(fault, HtmlError):
+            return HTMLResponse(HTML_502, status_code=fault.status)
+        writer_class = WRITERS[dialect]
+        writer = writer_class(ask, Framing(scenario.line_ending, scenario.space_after_colon))
+        steps = build_script(scenario, ask, writer_class.interleaves_tool_calls)
+        if stream:
+            playback = Playback(scenario, ask, steps, writer, self.speed, self.stopping)
+            return StreamingResponse(
+                play(playback), media_type=writer.media_type, headers=_STREAM_HEADERS
+            )
+        # Non-streaming answers honour the HTTP-level faults only (a mid-stream error becomes
+        # a 500 with the dialect's error body); the content is the whole answer at once.
+        if isinstance(fault, MidstreamError):
+            return _error(dialect, 500, fault.kind, fault.message)
+        data = orjson.dumps(writer.body(reply_of(scenario, ask, steps)))
+        data = data.replace(BAD_UTF8_MARK_BYTES, BAD_UTF8_WIRE)
+        return Response(data, media_type="application/json")
+
+    # --- routes ---
+
+    async def openai_chat(self, request: Request) -> Response:
+        return await self.answer(request, "openai")
+
+    async def responses(self, request: Request) -> Response:
+        return await self.answer(request, "responses")
+
+    async def anthropic(self, request: Request) -> Response:
+        return await self.answer(request, "anthropic")
+
+    async def ollama(self, request: Request) -> Response:
+        return await self.answer(request, "ollama")
+
+    async def gemini(self, request: Request) -> Response:
+        model, _, method = request.path_params["target"].partition(":")
+        if method not in ("streamGenerateContent", "generateContent"):
+            return _error("gemini", 404, "not_found", f"Unknown method `{method}`.")
+        return await self.answer(request, "gemini", model, method == "streamGenerateContent")
+
+    async def models(self, request: Request) -> Response:
+        return _json({"object": "list", "data": [_model_entry(s) for s in SCENARIOS.values()]})
+
+    async def model(self, request: Request) -> Response:
+        scenario = SCENARIOS.get(request.path_params["model"])
+        if scenario is None:
+            return _error("openai", 404, "not_found", "The model does not exist.")
+        return _json(_model_entry(scenario))
+
+    async def ollama_tags(self, request: Request) -> Response:
+        models = [
+            {
+                "name": s.name,
+                "model": s.name,
+                "modified_at": "2026-01-01T00:00:00Z",
+                "size": 0,
+                "digest": "",
+                "details": {"format": "demo", "family": "streamscope", "parameter_size": "0B"},
+                "description": s.description,
+            }
+            for s in SCENARIOS.values()
+            if "ollama" in s.dialects
+        ]
+        return _json({"models": models})
+
+    async def root(self, request: Request) -> Response:
+        return PlainTextResponse("StreamScope demo endpoint is running")
+
+
+def _model_entry(scenario: Scenario) -> dict[str, Any]:
+    return {
+        "id": scenario.name,
+        "object": "model",
+        "created": 0,
+        "owned_by": "streamscope-demo",
+        "description": scenario.description,
+        "dialects": [d for d in DIALECTS if d in scenario.dialects],
+    }
+
+
+# --- deliberate connection drops -------------------------------------------------------------
+
+_deliberate_cut: contextvars.ContextVar[bool] = contextvars.ContextVar("demo_cut", default=False)
+_INCOMPLETE = "ASGI callable returned without completing response."
+
+
+class _QuietDeliberateCuts(logging.Filter):
+    """Drop uvicorn's complaint about an incomplete response when we cut it on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_deliberate_cut.get() and record.getMessage() == _INCOMPLETE)
+
+
+_FILTER = _QuietDeliberateCuts()
+
+
+def install_log_filter() -> None:
+    logger = logging.getLogger("uvicorn.error")
+    if _FILTER not in logger.filters:
+        logger.addFilter(_FILTER)
+
+
+def _is_cut(exc: BaseException) -> bool:
+    if isinstance(exc, DeliberateCutError):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_is_cut(e) for e in exc.exceptions)
+    return False
+
+
+class DemoApp:
+    """The ASGI app: Starlette routes, plus the one place that turns `DeliberateCutError` into
+    a dropped connection (returning with the response unfinished makes uvicorn close the
+    socket without the terminating chunk)."""
+
+    def __init__(self, speed: float, stopping: threading.Event) -> None:
+        endpoint = DemoEndpoint(speed, stopping)
+        self.starlette = Starlette(
+            routes=[
+                Route("/", endpoint.root, methods=["GET"]),
+                Route("/v1/models", endpoint.models, methods=["GET"]),
+                Route("/v1/models/{model}", endpoint.model, methods=["GET"]),
+                Route("/v1/chat/completions", endpoint.openai_chat, methods=["POST"]),
+                Route("/v1/responses", endpoint.responses, methods=["POST"]),
+                Route("/v1/messages", endpoint.anthropic, methods=["POST"]),
+                Route("/v1beta/models/{target:path}", endpoint.gemini, methods=["POST"]),
+                Route("/api/chat", endpoint.ollama, methods=["POST"]),
+                Route("/api/tags", endpoint.ollama_tags, methods=["GET"]),
+            ]
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.starlette(scope, receive, send)
+        except BaseException as exc:
+            if not _is_cut(exc):
+                raise
+            _deliberate_cut.set(True)

@@ -1,0 +1,77 @@
+"""The app's own client against the demo endpoint over a real loopback socket:
+every scenario, in every dialect it applies to, ends with the outcome the table promises."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from streamscope.core.client import StreamClient, StreamTimeouts
+from streamscope.core.conversation import Conversation, Message
+from streamscope.core.dialects import get_dialect
+from streamscope.core.turn import Outcome, Turn
+from streamscope.demo.scenarios import SCENARIOS, expected_finish_reason
+from streamscope.demo.server import DemoServer
+
+CASES = [
+    (name, dialect) for name, scenario in SCENARIOS.items() for dialect in sorted(scenario.dialects)
+]
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[DemoServer]:
+    with DemoServer(speed=200) as server:
+        yield server
+
+
+def run(demo: DemoServer, model: str, dialect: str, prompt: str = "Hello there") -> Turn:
+    conv = Conversation(messages=[Message("user", prompt)], max_tokens=None)
+    if model == "demo-firehose":
+        conv = Conversation(messages=[Message("user", prompt)], max_tokens=2000)
+    spec = get_dialect(dialect).build_request(
+        conv, base_url=demo.base_url(dialect), model=model, api_key="sk-demo"
+    )
+
+    async def main() -> Turn:
+        client = StreamClient()
+        try:
+            return await client.run_turn(
+                spec, dialect=dialect, timeouts=StreamTimeouts(first_byte=10, idle=1.0)
+            )
+        finally:
+            await client.aclose()
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize(("model", "dialect"), CASES, ids=[f"{m}-{d}" for m, d in CASES])
+def test_every_scenario_gets_the_promised_outcome(
+    demo: DemoServer, model: str, dialect: str
+) -> None:
+    scenario = SCENARIOS[model]
+    turn = run(demo, model, dialect)
+    assert turn.outcome is Outcome(scenario.outcome_for(dialect)), turn.reason  # type: ignore[arg-type]
+    assert turn.reason
+    assert turn.finish_reason == expected_finish_reason(scenario, dialect)
+    if model == "demo-firehose":
+        assert len(turn.text.split()) == 2000  # N = max_tokens deltas, none lost
+    elif turn.outcome is Outcome.COMPLETED and scenario.content != "tools":
+        assert "Hello there" in turn.text
+    if scenario.content == "tools":
+        names = sorted(call.name or "" for call in turn.tool_calls)
+        assert names == ["get_time", "get_weather"]
+        for call in turn.tool_calls:
+            json.loads(call.arguments)  # fragments reassembled byte-exact
+        weather = next(c for c in turn.tool_calls if c.name == "get_weather")
+        assert json.loads(weather.arguments)["city"] == "Zürich"
+    if model == "demo-reasoning":
+        assert turn.reasoning and turn.reasoning_channel
+    if model in ("demo-error-429",):
+        assert "429" in turn.reason and "retry after 20 s" in turn.reason
+    if model == "demo-html-502":
+        assert "502" in turn.reason and "HTML" in turn.reason
+    if scenario.expected_outcome == "truncated" and model != "demo-no-done":
+        assert turn.text  # the partial answer is kept
