@@ -1,0 +1,28 @@
+"""UI fixtures: a qasync event loop per test (pytest-qt has no asyncio integration)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+import qasync
+from PySide6.QtWidgets import QApplication
+
+
+@pytest.fixture
+def aloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
+    """A qasync loop driving the Qt event loop; closed at the end of the test."""
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        asyncio.set_event_loop(None)

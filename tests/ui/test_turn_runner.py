@@ -1,0 +1,115 @@
+"""TurnRunner: coalesced flushes with an exact final state, and a prompt Stop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+import qasync
+
+from streamscope.core.client import StreamClient
+from streamscope.core.conversation import Conversation, Message
+from streamscope.core.dialects import get_dialect
+from streamscope.core.turn import Outcome, Turn
+from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
+from support.rawhttp import RawServer, chunk, head
+
+
+def frame(text: str) -> bytes:
+    obj = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": text}}]}
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+@pytest.fixture
+def server() -> Iterator[RawServer]:
+    srv = RawServer()
+    yield srv
+    srv.close()
+
+
+def spec(server: RawServer):  # type: ignore[no-untyped-def]
+    conv = Conversation(messages=[Message("user", "hi")])
+    return get_dialect("openai").build_request(conv, base_url=server.url + "/v1", model="m")
+
+
+def test_many_deltas_arrive_in_few_flushes_with_exact_text(
+    server: RawServer, aloop: qasync.QEventLoop
+) -> None:
+    n = 3000
+
+    async def handler(req: bytes, w: asyncio.StreamWriter) -> None:
+        w.write(head())
+        for i in range(n):
+            w.write(chunk(frame(f"{i},")))
+            if i % 50 == 0:
+                await w.drain()
+                await asyncio.sleep(0.001)
+        w.write(chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+
+    server.handler = handler
+    runner = TurnRunner(StreamClient())
+    batches: list[ProgressBatch] = []
+    started: list[TurnStart] = []
+    finished: list[Turn] = []
+    order: list[str] = []
+    runner.turnStarted.connect(started.append)
+    runner.turnProgressed.connect(lambda b: (batches.append(b), order.append("p")))
+    runner.turnFinished.connect(lambda t: (finished.append(t), order.append("f")))
+
+    async def main() -> Turn | None:
+        runner.start(spec(server), dialect="openai")
+        turn = await runner.wait()
+        await runner.client.aclose()
+        return turn
+
+    turn = aloop.run_until_complete(main())
+    assert turn is not None and turn.outcome is Outcome.COMPLETED
+    expected = "".join(f"{i}," for i in range(n))
+    assert "".join("".join(b.text) for b in batches) == expected
+    assert turn.text == expected
+    assert sum(len(b.frames) for b in batches) == n + 1
+    assert b"".join(d for b in batches for d, _ in b.reads) == server_body(n)
+    assert len(started) == 1 and finished == [turn]
+    assert order[-1] == "f" and "f" not in order[:-1]
+    assert runner.flushes == len(batches)
+    assert runner.flushes < n / 10  # coalesced, not one flush per delta
+
+
+def server_body(n: int) -> bytes:
+    return b"".join(frame(f"{i},") for i in range(n)) + b"data: [DONE]\n\n"
+
+
+def test_stop_returns_within_half_a_second_and_keeps_partial_text(
+    server: RawServer, aloop: qasync.QEventLoop
+) -> None:
+    async def handler(req: bytes, w: asyncio.StreamWriter) -> None:
+        w.write(head())
+        for i in range(1000):
+            w.write(chunk(frame(f"w{i} ")))
+            await w.drain()
+            await asyncio.sleep(0.05)
+
+    server.handler = handler
+    runner = TurnRunner(StreamClient())
+    finished: list[Turn] = []
+    runner.turnFinished.connect(finished.append)
+
+    async def main() -> float:
+        runner.start(spec(server), dialect="openai")
+        await asyncio.sleep(0.5)
+        t = time.monotonic()
+        runner.stop()
+        await runner.wait()
+        took = time.monotonic() - t
+        await runner.client.aclose()
+        return took
+
+    took = aloop.run_until_complete(main())
+    assert took < 0.5
+    [turn] = finished
+    assert turn.outcome is Outcome.CANCELLED
+    assert turn.text.startswith("w0 ")
+    assert not runner.running
