@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from streamscope import __version__
@@ -28,7 +30,23 @@ def run_app(argv: list[str] | None = None) -> int:
     closed = asyncio.Event()
     window = MainWindow()
     window.closed.connect(closed.set)
+    app.aboutToQuit.connect(closed.set)  # e.g. the display went away
     window.show()
-    with loop:
-        loop.run_until_complete(closed.wait())
+
+    # Ctrl-C / SIGTERM close the window (which cancels a running turn) instead of killing it.
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, lambda *_: window.close())
+    wakeup = QTimer()  # let the interpreter run its signal handlers while Qt waits
+    wakeup.start(200)
+    wakeup.timeout.connect(lambda: None)
+    try:
+        with loop:
+            loop.run_until_complete(closed.wait())
+    except RuntimeError:  # the Qt loop was stopped from outside (display lost)
+        pass
+    finally:
+        wakeup.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
