@@ -359,3 +359,34 @@ def test_summary_of_completed_turn() -> None:
     asm.apply(Terminal("[DONE]"), 7.5)
     turn = asm.finish(StreamEnd("eof"), 7.6)
     assert turn.summary() == "Completed · stop · 412 tokens · TTFT 0.31 s · 59 tok/s"
+
+
+def test_status_line_for_each_outcome() -> None:
+    """The status bar's words, one per outcome (text alone must be enough)."""
+    from streamscope.core.pipeline import StreamPipeline
+    from streamscope.core.turn import StreamEnd
+
+    chunk = b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
+    finish = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+
+    def turn_for(body: bytes, end: StreamEnd) -> str:
+        pipe = StreamPipeline("openai", request_sent=0.0)
+        pipe.feed(body, 0.3)
+        return pipe.close(end, 2.1).summary()
+
+    done = turn_for(chunk + finish + b"data: [DONE]\n\n", StreamEnd("eof"))
+    assert done.startswith("Completed · stop") and "TTFT 0.30 s" in done
+    cut = turn_for(chunk + finish, StreamEnd("eof"))
+    assert cut.startswith("Truncated · connection closed after")
+    assert "no [DONE] (finish_reason=stop had arrived)" in cut
+    assert turn_for(chunk, StreamEnd("cancelled", elapsed=2.1)) == "Cancelled by you after 2.1 s"
+    err = turn_for(
+        b"",
+        StreamEnd(
+            "http_error",
+            status=429,
+            headers={"retry-after": "20"},
+            body=b'{"error":{"message":"slow down","type":"rate_limit_exceeded"}}',
+        ),
+    )
+    assert err.startswith("Error · 429 rate_limit_exceeded") and err.endswith("retry after 20 s")

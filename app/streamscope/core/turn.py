@@ -153,6 +153,8 @@ class Turn:
         if self.outcome is None:
             return "Streaming…"
         head = self.outcome.value.capitalize()
+        if self.outcome is Outcome.CANCELLED and self.reason.startswith(head):
+            return self.reason  # "Cancelled by you after 2.1 s"
         if self.outcome is not Outcome.COMPLETED:
             return f"{head} · {self.reason}"
         parts = [head]
