@@ -12,7 +12,15 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 MASK = "***"
 
 SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"}
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "x-goog-api-key",
+        "api-key",
+        "cookie",
+        "set-cookie",
+    }
 )
 SECRET_QUERY_KEYS = frozenset({"key", "api_key", "apikey", "token", "access_token"})
 
