@@ -1,0 +1,10 @@
+"""The stream inspector: Frames, Tool calls, Timeline and Request tabs.
+
+The main window creates one :class:`InspectorPanel` and forwards the TurnRunner's signals
+to ``begin_turn``, ``set_response``, ``add_progress`` and ``finish_turn``.
+"""
+
+from streamscope.ui.inspector.frames_model import FramesFilterProxy, FramesModel
+from streamscope.ui.inspector.inspector import InspectorPanel
+
+__all__ = ["FramesFilterProxy", "FramesModel", "InspectorPanel"]

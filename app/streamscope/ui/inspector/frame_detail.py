@@ -1,0 +1,194 @@
+"""The selected frame's exact bytes, as text and as a hex dump, with read boundaries marked.
+
+Rendered only for the selected frame (and at most :data:`MAX_DETAIL_BYTES` of it). In the
+text, line ends are visible (``␍`` for CR, ``␊`` for LF, which also breaks the line) and a
+``¦`` marks where a network read started inside the frame — before the character whose
+bytes it split, if it split one. In the hex dump the ``¦`` takes the place of the space
+before the first byte of each read.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+from PySide6.QtGui import QColor, QFontDatabase, QFontMetrics, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QLabel,
+    QPlainTextEdit,
+    QTabWidget,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+__all__ = [
+    "ARROWS",
+    "CONTROL_PICTURES",
+    "MARK",
+    "MAX_DETAIL_BYTES",
+    "FrameDetail",
+    "RenderedBytes",
+    "hex_dump",
+    "visible_text",
+]
+
+MARK = "¦"
+MAX_DETAIL_BYTES = 64 * 1024
+
+CONTROL_PICTURES = {"\r": "␍", "\n": "␊\n", "\t": "␉"}
+"""How line ends and tabs are made visible, with a font that has the Control Pictures."""
+ARROWS = {"\r": "←", "\n": "↵\n", "\t": "→"}
+"""The fallback for fonts without them (the CI image's DejaVu has no U+240D)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedBytes:
+    """Text plus the (Python string) positions of the read-boundary marks in it."""
+
+    text: str
+    marks: tuple[int, ...]
+
+
+def _visible(chunk: str, glyphs: dict[str, str]) -> str:
+    if chunk.isprintable():
+        return chunk
+    out = []
+    for ch in chunk:
+        if ch in glyphs:
+            out.append(glyphs[ch])
+        elif ch < " " or "\x7f" <= ch < "\xa0":
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def visible_text(
+    data: bytes, boundaries: list[int], glyphs: dict[str, str] = CONTROL_PICTURES
+) -> RenderedBytes:
+    """``data`` decoded as UTF-8 (invalid bytes as U+FFFD) with visible line ends and a
+    mark at each boundary offset (a read that splits a character marks before it)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    parts: list[str] = []
+    marks: list[int] = []
+    length = 0
+    start = 0
+    for cut in [*sorted(b for b in boundaries if 0 < b < len(data)), len(data)]:
+        text = _visible(decoder.decode(data[start:cut], final=cut == len(data)), glyphs)
+        parts.append(text)
+        length += len(text)
+        if cut < len(data):
+            marks.append(length)
+            parts.append(MARK)
+            length += 1
+        start = cut
+    return RenderedBytes("".join(parts), tuple(marks))
+
+
+def hex_dump(data: bytes, boundaries: list[int], base: int = 0) -> RenderedBytes:
+    """``offset | hex | ascii`` lines of 16 bytes; ``base`` is the offset of ``data[0]``."""
+    cuts = set(boundaries)
+    lines: list[str] = []
+    marks: list[int] = []
+    pos = 0
+    for row in range(0, len(data), 16):
+        chunk = data[row : row + 16]
+        line = [f"{base + row:08x} "]
+        width = len(line[0])
+        for i, byte in enumerate(chunk):
+            sep = MARK if row + i in cuts else " "
+            if sep == MARK:
+                marks.append(pos + width)
+            extra = " " if i == 8 else ""
+            line.append(f"{extra}{sep}{byte:02x}")
+            width += len(extra) + 3
+        pad = " " * (3 * (16 - len(chunk)) + (1 if len(chunk) <= 8 else 0))
+        ascii_part = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        text = "".join(line) + pad + "  |" + ascii_part + "|"
+        lines.append(text)
+        pos += len(text) + 1
+    return RenderedBytes("\n".join(lines), tuple(marks))
+
+
+class FrameDetail(QWidget):
+    """Header line, then Text | Hex tabs for one frame."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.header = QLabel("Select a frame to see its exact bytes.", self)
+        self.header.setWordWrap(True)
+        self.text_view = QPlainTextEdit(self)
+        self.hex_view = QPlainTextEdit(self)
+        for view in (self.text_view, self.hex_view):
+            view.setReadOnly(True)
+            view.setFont(mono)
+            view.setUndoRedoEnabled(False)
+        self.hex_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        metrics = QFontMetrics(mono)
+        has_pictures = all(metrics.inFontUcs4(ord(c[0])) for c in CONTROL_PICTURES.values())
+        self.glyphs = CONTROL_PICTURES if has_pictures else ARROWS
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.text_view, "Text")
+        self.tabs.addTab(self.hex_view, "Hex")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.header)
+        layout.addWidget(self.tabs)
+        self._mark_format = QTextCharFormat()
+        self._mark_format.setForeground(QColor(230, 80, 0))
+        self._mark_format.setBackground(QColor(255, 170, 0, 70))
+        self._mark_format.setFontWeight(700)
+
+    def clear(self) -> None:
+        self.header.setText("Select a frame to see its exact bytes.")
+        self.text_view.clear()
+        self.hex_view.clear()
+
+    def show_frame(
+        self,
+        row: int,
+        data: bytes,
+        *,
+        offset: int | None,
+        boundaries: list[tuple[int, float]],
+        t_ms: float,
+        notes: str = "",
+    ) -> None:
+        """Render frame ``row``: ``data`` its bytes, ``boundaries`` the reads that started
+        inside it (offset within the frame, time)."""
+        shown = data[:MAX_DETAIL_BYTES]
+        cuts = [b for b, _ in boundaries]
+        where = f"stream offset {offset:,}" if offset is not None else "not in the read buffer"
+        reads = len(boundaries) + 1 if offset is not None else 0
+        parts = [f"Frame #{row} · {len(data):,} bytes · {where} · t {t_ms:.1f} ms"]
+        if reads:
+            parts.append(f"{reads} read{'s' if reads != 1 else ''}")
+        if boundaries:
+            parts.append(f"{MARK} read starts at +" + ", +".join(str(b) for b in cuts))
+        parts.append(self.glyphs["\r"] + " CR " + self.glyphs["\n"][0] + " LF")
+        if notes:
+            parts.append(notes)
+        if len(data) > len(shown):
+            parts.append(f"showing the first {len(shown):,} bytes")
+        self.header.setText(" · ".join(parts))
+        self._fill(self.text_view, visible_text(shown, cuts, self.glyphs))
+        self._fill(self.hex_view, hex_dump(shown, cuts, offset or 0))
+
+    def _fill(self, view: QPlainTextEdit, rendered: RenderedBytes) -> None:
+        view.setPlainText(rendered.text)
+        selections = []
+        for index in rendered.marks:
+            # QTextCursor positions count UTF-16 units (an emoji is two).
+            pos = len(rendered.text[:index].encode("utf-16-le")) // 2
+            sel = QTextEdit.ExtraSelection()
+            cursor = QTextCursor(view.document())
+            cursor.setPosition(pos)
+            cursor.setPosition(pos + 1, QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cursor
+            sel.format = self._mark_format
+            selections.append(sel)
+        view.setExtraSelections(selections)

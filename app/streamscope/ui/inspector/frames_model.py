@@ -1,0 +1,363 @@
+"""The Frames table: one row per decoded frame, stored compactly.
+
+Nothing per frame is kept as a Python object. Every network read is appended to one
+``bytearray`` (the reads concatenated *are* the decoded stream, so a frame's
+``RawFrame.offset`` indexes it directly) and each frame is five numbers in typed arrays:
+offset, length, time, kind and flags — 26 bytes a frame. The event name and the one-line
+summary are computed from the frame's bytes when a view (or the filter) asks, with a small
+LRU cache; a million frames cost their raw bytes plus ~26 MB.
+
+A batch of frames is inserted with one ``beginInsertRows``/``endInsertRows`` pair.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QColor, QFont
+
+from streamscope.core.events import (
+    FinishReason,
+    KeepAlive,
+    MalformedFrame,
+    MessageStarted,
+    ReasoningDelta,
+    ServerError,
+    StreamEvent,
+    Terminal,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallDone,
+    ToolCallStarted,
+    Usage,
+)
+from streamscope.core.pipeline import ParsedFrame
+from streamscope.ui.inspector.frame_summary import summarize
+
+__all__ = ["COLUMNS", "FrameKind", "FramesFilterProxy", "FramesModel"]
+
+_Index = QModelIndex | QPersistentModelIndex
+
+COLUMNS = ("#", "t (ms)", "gap (ms)", "bytes", "event", "summary")
+COL_INDEX, COL_TIME, COL_GAP, COL_BYTES, COL_EVENT, COL_SUMMARY = range(6)
+
+
+class FrameKind:
+    """Kind codes stored per frame (one byte), most severe wins."""
+
+    DATA = 0
+    META = 1  # message start, finish reason, usage
+    COMMENT = 2  # keep-alive comments, Anthropic ping, blank lines
+    TEXT = 3
+    REASONING = 4
+    TOOL = 5
+    TERMINAL = 6
+    MALFORMED = 7
+    ERROR = 8
+
+    NAMES = ("data", "meta", "keep-alive", "text", "reasoning", "tool", "terminal",
+             "malformed", "error")  # fmt: skip
+
+
+FLAG_INVALID_UTF8 = 1
+FLAG_INCOMPLETE = 2
+FLAG_DETACHED = 4  # the bytes live in the side buffer (frames without matching reads)
+
+KindRole = Qt.ItemDataRole.UserRole + 1
+FlagsRole = Qt.ItemDataRole.UserRole + 2
+FilterTextRole = Qt.ItemDataRole.UserRole + 3
+
+_GLYPHS = {
+    FrameKind.COMMENT: "·",
+    FrameKind.TERMINAL: "■",
+    FrameKind.MALFORMED: "⚠",
+    FrameKind.ERROR: "✖",
+}
+
+
+def _kind_of(parsed: ParsedFrame) -> int:
+    frame = parsed.frame
+    if frame.event is None:
+        return FrameKind.COMMENT if frame.complete or frame.comments else FrameKind.DATA
+    kind = FrameKind.DATA
+    for event in parsed.events:
+        kind = max(kind, _EVENT_KINDS.get(type(event), FrameKind.DATA))
+    return kind
+
+
+_EVENT_KINDS: dict[type[StreamEvent], int] = {
+    TextDelta: FrameKind.TEXT,
+    ReasoningDelta: FrameKind.REASONING,
+    ToolCallStarted: FrameKind.TOOL,
+    ToolCallDelta: FrameKind.TOOL,
+    ToolCallDone: FrameKind.TOOL,
+    MessageStarted: FrameKind.META,
+    FinishReason: FrameKind.META,
+    Usage: FrameKind.META,
+    KeepAlive: FrameKind.COMMENT,
+    Terminal: FrameKind.TERMINAL,
+    MalformedFrame: FrameKind.MALFORMED,
+    ServerError: FrameKind.ERROR,
+}
+
+
+class FramesModel(QAbstractTableModel):
+    """Rows are frames; see the module docstring for the storage."""
+
+    CACHE_ROWS = 4096
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.t0 = 0.0
+        self._init_storage()
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self._italic = QFont()
+        self._italic.setItalic(True)
+        self._colors = {
+            FrameKind.COMMENT: (QColor(128, 128, 128), None),
+            FrameKind.TERMINAL: (QColor(30, 140, 60), QColor(30, 160, 70, 40)),
+            FrameKind.MALFORMED: (QColor(205, 110, 0), QColor(255, 150, 0, 45)),
+            FrameKind.ERROR: (QColor(210, 40, 40), QColor(255, 60, 60, 50)),
+            FrameKind.REASONING: (QColor(120, 100, 190), None),
+        }
+        self._invalid_colors = (QColor(215, 75, 20), QColor(255, 100, 40, 55))
+
+    def _init_storage(self) -> None:
+        self.stream = bytearray()  # every read, in order
+        self.side = bytearray()  # bytes of frames that arrived without their reads
+        self.read_offsets = array("q")
+        self.read_times = array("d")
+        self.offsets = array("q")
+        self.lengths = array("q")
+        self.times = array("d")
+        self.kinds = array("B")
+        self.frame_flags = array("B")
+        self._cache: OrderedDict[int, tuple[str, str]] = OrderedDict()
+
+    # -- feeding ------------------------------------------------------------------------
+
+    def clear(self, t0: float = 0.0) -> None:
+        """Forget every frame; times are shown relative to ``t0``."""
+        self.beginResetModel()
+        self.t0 = t0
+        self._init_storage()
+        self.endResetModel()
+
+    def append_reads(self, reads: Iterable[tuple[bytes, float]]) -> None:
+        """Keep network reads (no rows change)."""
+        for data, t in reads:
+            self.read_offsets.append(len(self.stream))
+            self.read_times.append(t)
+            self.stream += data
+
+    def append_frames(self, frames: list[tuple[ParsedFrame, float]]) -> None:
+        """Add a batch of frames as rows (one insert signal for the batch)."""
+        if not frames:
+            return
+        first = len(self.offsets)
+        self.beginInsertRows(QModelIndex(), first, first + len(frames) - 1)
+        stream = memoryview(self.stream)
+        size = len(stream)
+        try:
+            for parsed, t in frames:
+                frame = parsed.frame
+                raw = frame.raw
+                offset = frame.offset
+                n = len(raw)
+                flags = 0
+                if offset + n > size or stream[offset : offset + n] != raw:
+                    flags |= FLAG_DETACHED
+                    offset = len(self.side)
+                    self.side += raw
+                if frame.invalid_utf8:
+                    flags |= FLAG_INVALID_UTF8
+                if not frame.complete:
+                    flags |= FLAG_INCOMPLETE
+                self.offsets.append(offset)
+                self.lengths.append(n)
+                self.times.append(t)
+                self.kinds.append(_kind_of(parsed))
+                self.frame_flags.append(flags)
+        finally:
+            stream.release()
+        self.endInsertRows()
+
+    # -- reading ------------------------------------------------------------------------
+
+    def frame_bytes(self, row: int) -> bytes:
+        """The exact bytes of frame ``row``."""
+        buf = self.side if self.frame_flags[row] & FLAG_DETACHED else self.stream
+        start = self.offsets[row]
+        return bytes(buf[start : start + self.lengths[row]])
+
+    def stream_offset(self, row: int) -> int | None:
+        """Frame ``row``'s offset in the received stream (``None`` if not from the reads)."""
+        return None if self.frame_flags[row] & FLAG_DETACHED else self.offsets[row]
+
+    def read_boundaries(self, row: int) -> list[tuple[int, float]]:
+        """Network reads that started strictly inside frame ``row``: (offset within the
+        frame, read time)."""
+        start = self.stream_offset(row)
+        if start is None:
+            return []
+        end = start + self.lengths[row]
+        lo = bisect.bisect_right(self.read_offsets, start)
+        hi = bisect.bisect_left(self.read_offsets, end)
+        return [(self.read_offsets[i] - start, self.read_times[i]) for i in range(lo, hi)]
+
+    def reads_spanned(self, row: int) -> int:
+        """How many network reads carried bytes of frame ``row``."""
+        start = self.stream_offset(row)
+        if start is None or not self.read_offsets:
+            return 0
+        return len(self.read_boundaries(row)) + 1
+
+    def event_and_summary(self, row: int) -> tuple[str, str]:
+        """The row's event name and summary (computed from its bytes, LRU-cached)."""
+        cache = self._cache
+        hit = cache.get(row)
+        if hit is not None:
+            cache.move_to_end(row)
+            return hit
+        value = summarize(self.frame_bytes(row), not self.frame_flags[row] & FLAG_INCOMPLETE)
+        cache[row] = value
+        if len(cache) > self.CACHE_ROWS:
+            cache.popitem(last=False)
+        return value
+
+    def filter_text(self, row: int) -> str:
+        event, summary = self.event_and_summary(row)
+        return f"{event} {summary} {FrameKind.NAMES[self.kinds[row]]}"
+
+    def time_ms(self, row: int) -> float:
+        return (self.times[row] - self.t0) * 1000
+
+    def gap_ms(self, row: int) -> float:
+        prev = self.times[row - 1] if row else self.t0
+        return (self.times[row] - prev) * 1000
+
+    # -- Qt model -----------------------------------------------------------------------
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.offsets)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(COLUMNS)
+        ):
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if not (0 <= row < len(self.offsets)):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(row, col)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return self._style(row)[0]
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return self._style(row)[1]
+        if role == Qt.ItemDataRole.FontRole:
+            if self.frame_flags[row] & FLAG_INCOMPLETE:
+                return self._italic
+            return self._bold if self.kinds[row] == FrameKind.TERMINAL else None
+        if role == Qt.ItemDataRole.TextAlignmentRole and col <= COL_BYTES:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole and col >= COL_EVENT:
+            return self._tooltip(row)
+        if role == KindRole:
+            return self.kinds[row]
+        if role == FlagsRole:
+            return self.frame_flags[row]
+        if role == FilterTextRole:
+            return self.filter_text(row)
+        return None
+
+    def _display(self, row: int, col: int) -> str:
+        if col == COL_INDEX:
+            return str(row)
+        if col == COL_TIME:
+            return f"{self.time_ms(row):.1f}"
+        if col == COL_GAP:
+            return f"{self.gap_ms(row):.1f}"
+        if col == COL_BYTES:
+            return str(self.lengths[row])
+        event, summary = self.event_and_summary(row)
+        if col == COL_EVENT:
+            return f"{self._glyph(row)}{event}"
+        return summary
+
+    def _glyph(self, row: int) -> str:
+        flags = self.frame_flags[row]
+        if flags & FLAG_INVALID_UTF8:
+            return "� "
+        if flags & FLAG_INCOMPLETE:
+            return "… "
+        glyph = _GLYPHS.get(self.kinds[row])
+        return f"{glyph} " if glyph else ""
+
+    def _style(self, row: int) -> tuple[QColor | None, QColor | None]:
+        kind = self.kinds[row]
+        if self.frame_flags[row] & FLAG_INVALID_UTF8 and kind < FrameKind.ERROR:
+            return self._invalid_colors
+        return self._colors.get(kind, (None, None))
+
+    def _tooltip(self, row: int) -> str:
+        event, summary = self.event_and_summary(row)
+        notes = [FrameKind.NAMES[self.kinds[row]]]
+        flags = self.frame_flags[row]
+        if flags & FLAG_INVALID_UTF8:
+            notes.append("invalid UTF-8 (decoded with U+FFFD)")
+        if flags & FLAG_INCOMPLETE:
+            notes.append("incomplete: the stream ended inside this frame")
+        return f"{event}\n{summary}\n[{', '.join(notes)}]"
+
+
+class FramesFilterProxy(QSortFilterProxyModel):
+    """Keeps the rows whose event name, summary or kind contains the filter text."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._needle = ""
+
+    @property
+    def needle(self) -> str:
+        return self._needle
+
+    def set_needle(self, text: str) -> None:
+        needle = text.strip().casefold()
+        if needle == self._needle:
+            return
+        self.beginFilterChange()
+        self._needle = needle
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def filterAcceptsRow(self, source_row: int, source_parent: _Index) -> bool:
+        if not self._needle:
+            return True
+        model = self.sourceModel()
+        if not isinstance(model, FramesModel):
+            return True
+        return self._needle in model.filter_text(source_row).casefold()

@@ -1,0 +1,226 @@
+"""The Frames tab: a dialect banner, a filter box, the frames table and the frame detail."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelection, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from streamscope.core.dialects import detect_dialect
+from streamscope.core.sse import SSEEvent
+from streamscope.ui.inspector.frame_detail import FrameDetail
+from streamscope.ui.inspector.frames_model import (
+    COL_BYTES,
+    COL_EVENT,
+    COL_GAP,
+    COL_INDEX,
+    COL_TIME,
+    FLAG_INCOMPLETE,
+    FLAG_INVALID_UTF8,
+    FrameKind,
+    FramesFilterProxy,
+    FramesModel,
+)
+from streamscope.ui.turn_runner import ProgressBatch
+
+__all__ = ["FramesPanel"]
+
+SNIFF_EVENTS = 8
+"""How many decoded events the dialect check looks at before it stops looking."""
+
+
+def _size(n: int) -> str:
+    return (
+        f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MB"
+    )
+
+
+class FramesPanel(QWidget):
+    """See the module docstring; ``frameSelected(row)`` is the source-model row."""
+
+    frameSelected = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = FramesModel(self)
+        self.proxy = FramesFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.dialect = "auto"
+        self.content_type: str | None = None
+        self._sniffed: list[SSEEvent] = []
+        self._sniff_done = False
+        self._total_bytes = 0
+
+        self.banner = QLabel(self)
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet(
+            "QLabel { background: rgba(255, 170, 0, 60); border: 1px solid rgb(220, 140, 0);"
+            " border-radius: 3px; padding: 4px; }"
+        )
+        self.banner.hide()
+
+        self.filter_edit = QLineEdit(self)
+        self.filter_edit.setPlaceholderText(
+            "Filter frames by event or text (e.g. tool_calls, error)"
+        )
+        self.filter_edit.setClearButtonEnabled(True)
+        self.count_label = QLabel("0 frames", self)
+        self._filter_timer = QTimer(self)
+        self._filter_timer.setSingleShot(True)
+        self._filter_timer.setInterval(150)
+        self._filter_timer.timeout.connect(self.apply_filter)
+        self.filter_edit.textChanged.connect(self._on_filter_edit_textChanged)
+
+        self.view = QTableView(self)
+        self.view.setModel(self.proxy)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setWordWrap(False)
+        self.view.setShowGrid(False)
+        self.view.setAlternatingRowColors(True)
+        self.view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerItem)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
+        vheader = self.view.verticalHeader()
+        vheader.setVisible(False)
+        vheader.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vheader.setDefaultSectionSize(self.fontMetrics().height() + 4)
+        hheader = self.view.horizontalHeader()
+        hheader.setStretchLastSection(True)
+        hheader.setHighlightSections(False)
+        digit = self.fontMetrics().horizontalAdvance("0")
+        widths = {COL_INDEX: 7, COL_TIME: 9, COL_GAP: 8, COL_BYTES: 7, COL_EVENT: 20}
+        for col, chars in widths.items():
+            hheader.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            hheader.resizeSection(col, digit * chars + 12)
+        self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
+
+        self.detail = FrameDetail(self)
+        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.splitter.addWidget(self.view)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)
+
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.filter_edit, 1)
+        top.addWidget(self.count_label)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(4)
+        layout.addWidget(self.banner)
+        layout.addLayout(top)
+        layout.addWidget(self.splitter, 1)
+
+    # -- feeding ------------------------------------------------------------------------
+
+    def begin_turn(self, t0: float, dialect: str) -> None:
+        self.model.clear(t0)
+        self.dialect = dialect
+        self.content_type = None
+        self._sniffed = []
+        self._sniff_done = dialect == "auto"
+        self._total_bytes = 0
+        self.banner.hide()
+        self.detail.clear()
+        self._update_count()
+
+    def set_content_type(self, content_type: str | None) -> None:
+        self.content_type = content_type
+
+    def add_progress(self, batch: ProgressBatch) -> None:
+        bar = self.view.verticalScrollBar()
+        at_bottom = bar.value() >= bar.maximum()
+        self.model.append_reads(batch.reads)
+        self._total_bytes = max(batch.total_bytes, len(self.model.stream))
+        self.model.append_frames(batch.frames)
+        if not self._sniff_done:
+            self._sniff(batch)
+        self._update_count()
+        if at_bottom and batch.frames:
+            self.view.scrollToBottom()
+
+    def _sniff(self, batch: ProgressBatch) -> None:
+        for parsed, _t in batch.frames:
+            if parsed.frame.event is not None:
+                self._sniffed.append(parsed.frame.event)
+            if len(self._sniffed) >= SNIFF_EVENTS:
+                break
+        guess = detect_dialect(self.content_type, self._sniffed)
+        if guess is None and len(self._sniffed) < SNIFF_EVENTS:
+            return
+        self._sniff_done = True
+        self._sniffed = []
+        if guess is not None and guess != self.dialect:
+            self.banner.setText(
+                f"⚠ These frames look like the <b>{guess}</b> dialect, but this endpoint is set"
+                f" to <b>{self.dialect}</b>. Text and tool calls may be missing; change the"
+                " endpoint's dialect in its settings."
+            )
+            self.banner.show()
+
+    # -- filter and selection -----------------------------------------------------------
+
+    def _on_filter_edit_textChanged(self, _text: str) -> None:
+        self._filter_timer.start()
+
+    def apply_filter(self) -> None:
+        """Apply the filter box now (normally debounced)."""
+        self._filter_timer.stop()
+        self.proxy.set_needle(self.filter_edit.text())
+        self._update_count()
+
+    def _update_count(self) -> None:
+        total = self.model.rowCount()
+        shown = self.proxy.rowCount()
+        head = f"{total:,} frames" if shown == total else f"{shown:,} of {total:,} frames"
+        self.count_label.setText(f"{head} · {_size(self._total_bytes)}")
+
+    def selected_row(self) -> int | None:
+        """The selected source row, if any."""
+        rows = self.view.selectionModel().selectedRows()
+        return self.proxy.mapToSource(rows[0]).row() if rows else None
+
+    def select_row(self, row: int) -> None:
+        """Select source row ``row`` (if it passes the filter) and show it."""
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        if index.isValid():
+            self.view.selectRow(index.row())
+            self.view.scrollTo(index)
+
+    def _on_selection_changed(self, _sel: QItemSelection, _desel: QItemSelection) -> None:
+        row = self.selected_row()
+        if row is None:
+            return
+        self.show_detail(row)
+        self.frameSelected.emit(row)
+
+    def show_detail(self, row: int) -> None:
+        model = self.model
+        notes = [FrameKind.NAMES[model.kinds[row]]]
+        if model.frame_flags[row] & FLAG_INVALID_UTF8:
+            notes.append("invalid UTF-8")
+        if model.frame_flags[row] & FLAG_INCOMPLETE:
+            notes.append("incomplete (stream ended inside it)")
+        self.detail.show_frame(
+            row,
+            model.frame_bytes(row),
+            offset=model.stream_offset(row),
+            boundaries=model.read_boundaries(row),
+            t_ms=model.time_ms(row),
+            notes=", ".join(notes),
+        )
+
+    def current_index(self) -> QModelIndex:
+        return self.view.currentIndex()

@@ -1,0 +1,80 @@
+"""The Inspector dock's tab widget: Frames | Tool calls | Timeline | Request.
+
+The main window forwards the TurnRunner's coarse signals here::
+
+    runner.turnStarted.connect(inspector.begin_turn)
+    runner.responseStarted.connect(inspector.set_response)
+    runner.turnProgressed.connect(inspector.add_progress)   # <= 60 Hz, one batch each
+    runner.turnFinished.connect(inspector.finish_turn)
+
+Each batch becomes one row insert in the frames model and one refresh of each tab.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QTabWidget, QWidget
+
+from streamscope.core.turn import Turn
+from streamscope.ui.inspector.frames_model import FramesModel
+from streamscope.ui.inspector.frames_panel import FramesPanel
+from streamscope.ui.inspector.request_panel import RequestPanel
+from streamscope.ui.inspector.timeline_panel import TimelinePanel
+from streamscope.ui.inspector.toolcalls_panel import ToolCallsPanel
+from streamscope.ui.turn_runner import ProgressBatch, TurnStart
+
+__all__ = ["InspectorPanel"]
+
+TAB_FRAMES, TAB_TOOL_CALLS, TAB_TIMELINE, TAB_REQUEST = range(4)
+
+
+class InspectorPanel(QTabWidget):
+    """See the module docstring. ``frameSelected(row)``: a frame row was selected."""
+
+    frameSelected = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("Inspector")
+        self.setDocumentMode(True)
+        self.frames_panel = FramesPanel(self)
+        self.frames_model: FramesModel = self.frames_panel.model
+        self.toolcalls_panel = ToolCallsPanel(self)
+        self.timeline_panel = TimelinePanel(self)
+        self.request_panel = RequestPanel(self)
+        self.addTab(self.frames_panel, "Frames")
+        self.addTab(self.toolcalls_panel, "Tool calls")
+        self.addTab(self.timeline_panel, "Timeline")
+        self.addTab(self.request_panel, "Request")
+        self.frames_panel.frameSelected.connect(self.frameSelected)
+        self.t0 = 0.0
+
+    def begin_turn(self, start: TurnStart) -> None:
+        """A request is going out: clear every tab and show what was sent (redacted)."""
+        self.t0 = start.t0
+        self.frames_panel.begin_turn(start.t0, start.dialect)
+        self.toolcalls_panel.clear(start.t0)
+        self.timeline_panel.begin_turn(start.t0)
+        self.request_panel.show_request(start)
+
+    def set_response(self, status: int, headers: list[tuple[str, str]]) -> None:
+        """The response status and headers arrived."""
+        self.timeline_panel.mark_headers(time.monotonic())
+        self.request_panel.show_response(status, headers)
+        content_type = next((v for k, v in headers if k.lower() == "content-type"), None)
+        self.frames_panel.set_content_type(content_type)
+
+    def add_progress(self, batch: ProgressBatch) -> None:
+        """Everything that arrived since the last flush (one row insert for its frames)."""
+        self.frames_panel.add_progress(batch)
+        self.toolcalls_panel.add_events(batch.events)
+        self.timeline_panel.add_progress(
+            batch.reads, (t for _parsed, t in batch.frames), batch.events
+        )
+
+    def finish_turn(self, turn: Turn) -> None:
+        """The turn ended: final tool-call JSON, timeline milestones and warnings."""
+        self.toolcalls_panel.finish(turn)
+        self.timeline_panel.finish(turn)

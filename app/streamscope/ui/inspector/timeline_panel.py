@@ -1,0 +1,348 @@
+"""The Timeline tab: the turn's milestones as a waterfall, the inter-arrival gaps as a bar
+chart, and TTFT / tokens per second. Custom painted; paints only when visible.
+
+The gaps chart keeps one float per frame and is downsampled to the widget's width at paint
+time (the largest gap of each pixel column wins, so a stall is never averaged away).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from streamscope.core.events import ReasoningDelta, StreamEvent, Terminal, TextDelta, ToolCallDelta
+from streamscope.core.turn import Turn
+
+__all__ = ["GapChart", "GapSeries", "Milestones", "TimelinePanel", "WaterfallView"]
+
+
+@dataclass(slots=True)
+class Milestones:
+    """Monotonic times of the turn's milestones (``None`` until seen).
+
+    ``first_token`` is the first *answer* token (text or tool-call arguments);
+    ``first_reasoning`` the first reasoning token. TTFT counts whichever came first, as the
+    core's :class:`~streamscope.core.turn.Timings` does.
+    """
+
+    request_sent: float | None = None
+    headers: float | None = None
+    first_byte: float | None = None
+    first_reasoning: float | None = None
+    first_token: float | None = None
+    last_token: float | None = None
+    terminal: float | None = None
+    end: float | None = None
+
+    def items(self) -> list[tuple[str, float | None]]:
+        """``(name, time)`` in display order; a header time later than the first byte
+        (measured on another clock) or before the request is dropped."""
+        out: list[tuple[str, float | None]] = [
+            (f.name, getattr(self, f.name)) for f in fields(self)
+        ]
+        t = self.headers
+        if t is not None and (
+            (self.request_sent is not None and t < self.request_sent)
+            or (self.first_byte is not None and t > self.first_byte)
+        ):
+            out[1] = ("headers", None)
+        return out
+
+
+LABELS = {
+    "request_sent": "request sent",
+    "headers": "headers",
+    "first_byte": "first byte",
+    "first_reasoning": "first reasoning",
+    "first_token": "first answer token",
+    "last_token": "last token",
+    "terminal": "terminal signal",
+    "end": "end",
+}
+
+_COLORS = {
+    "request_sent": QColor(120, 130, 150),
+    "headers": QColor(90, 130, 200),
+    "first_byte": QColor(60, 150, 210),
+    "first_reasoning": QColor(140, 110, 200),
+    "first_token": QColor(40, 160, 90),
+    "last_token": QColor(40, 160, 90),
+    "terminal": QColor(30, 120, 60),
+    "end": QColor(120, 130, 150),
+}
+
+
+class GapSeries:
+    """Inter-arrival gaps (seconds), one float per frame, with max-downsampling.
+
+    The largest gap of every :attr:`BLOCK` frames is kept as well, so downsampling a
+    million frames to a few hundred pixels reads ~16k numbers, not a million.
+    """
+
+    BLOCK = 64
+
+    def __init__(self) -> None:
+        self.clear(None)
+
+    def clear(self, t0: float | None) -> None:
+        self.gaps = array("f")
+        self.blocks = array("f")
+        self.total = 0.0
+        self.last = t0
+
+    def extend(self, times: Iterable[float]) -> None:
+        last = self.last
+        gaps = self.gaps
+        start = len(gaps)
+        for t in times:
+            gaps.append(0.0 if last is None else max(0.0, t - last))
+            last = t
+        self.last = last
+        if len(gaps) == start:
+            return
+        self.total += sum(gaps[start:])
+        block = self.BLOCK
+        first = start // block
+        del self.blocks[first:]
+        for b in range(first, (len(gaps) + block - 1) // block):
+            self.blocks.append(max(gaps[b * block : (b + 1) * block]))
+
+    def mean(self) -> float:
+        return self.total / len(self.gaps) if self.gaps else 0.0
+
+    def buckets(self, width: int) -> list[float]:
+        """At most ``width`` values: the largest gap in each slice of the series."""
+        n = len(self.gaps)
+        if n <= width:
+            return list(self.gaps)
+        if n < width * self.BLOCK * 4:
+            gaps = self.gaps
+            return [max(gaps[i * n // width : (i + 1) * n // width]) for i in range(width)]
+        # Whole blocks per pixel (the last pixel takes the remainder): at most one block
+        # of imprecision at a pixel's edges, invisible at this density.
+        blocks = self.blocks
+        m = len(blocks)
+        return [max(blocks[i * m // width : (i + 1) * m // width]) for i in range(width)]
+
+
+class WaterfallView(QWidget):
+    """One row per milestone: a bar from the previous milestone to this one."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.milestones = Milestones()
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMinimumHeight(self._row_height() * len(LABELS) + 8)
+
+    def _row_height(self) -> int:
+        return self.fontMetrics().height() + 6
+
+    def sizeHint(self) -> QSize:
+        return QSize(360, self._row_height() * len(LABELS) + 8)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        fm = self.fontMetrics()
+        pal = self.palette()
+        text_color = pal.color(QPalette.ColorRole.Text)
+        dim = pal.color(QPalette.ColorRole.PlaceholderText)
+        rows = self.milestones.items()
+        t0 = self.milestones.request_sent
+        known = [t for _, t in rows if t is not None]
+        span = (max(known) - t0) if known and t0 is not None else 0.0
+        label_w = max(fm.horizontalAdvance(v) for v in LABELS.values()) + 12
+        value_w = fm.horizontalAdvance("00000.0 ms") + 8
+        left, right = label_w, self.width() - value_w
+        track = max(10, right - left)
+        rh = self._row_height()
+        m = self.milestones
+        if t0 is not None and span > 0 and m.first_token is not None and m.last_token is not None:
+            band = QColor(40, 160, 90, 35)
+            x1 = left + track * (m.first_token - t0) / span
+            x2 = left + track * (m.last_token - t0) / span
+            p.fillRect(QRectF(x1, 2, max(1.0, x2 - x1), rh * len(rows) + 4), band)
+        for i, (name, t) in enumerate(rows):
+            y = 4 + i * rh
+            p.setPen(text_color if t is not None else dim)
+            p.drawText(QRectF(0, y, label_w - 6, rh), Qt.AlignmentFlag.AlignRight
+                       | Qt.AlignmentFlag.AlignVCenter, LABELS[name])  # fmt: skip
+            grid = QColor(dim)
+            grid.setAlpha(60)
+            p.fillRect(QRectF(left, y + rh / 2, track, 1), grid)
+            if t is None or t0 is None:
+                p.drawText(QRectF(right + 6, y, value_w, rh), Qt.AlignmentFlag.AlignVCenter, "—")
+                continue
+            # The bar runs from the latest earlier milestone (in time) to this one.
+            # (on a tie, only a milestone listed above counts as earlier).
+            before = [u for _, u in rows[:i] if u is not None and u <= t]
+            before += [u for _, u in rows[i + 1 :] if u is not None and u < t]
+            start_t = max(before, default=t0)
+            x = left + (track * (t - t0) / span if span > 0 else 0.0)
+            start = left + (track * (start_t - t0) / span if span > 0 else 0.0)
+            p.fillRect(QRectF(start, y + 3, max(2.0, x - start), rh - 6), _COLORS[name])
+            p.setPen(text_color)
+            p.drawText(QRectF(right + 6, y, value_w, rh), Qt.AlignmentFlag.AlignVCenter,
+                       f"{(t - t0) * 1000:.1f} ms")  # fmt: skip
+        p.end()
+
+
+class GapChart(QWidget):
+    """Inter-arrival gaps as bars (log scale), downsampled to the widget width."""
+
+    def __init__(self, series: GapSeries, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.series = series
+        self.setMinimumHeight(90)
+        self.setMaximumHeight(240)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+
+    def sizeHint(self) -> QSize:
+        return QSize(360, 140)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        fm = self.fontMetrics()
+        pal = self.palette()
+        dim = pal.color(QPalette.ColorRole.PlaceholderText)
+        top = fm.height() + 4
+        rect = QRectF(0, top, self.width(), self.height() - top - 2)
+        axis = QColor(dim)
+        axis.setAlpha(90)
+        p.fillRect(QRectF(rect.left(), rect.bottom(), rect.width(), 1), axis)
+        values = self.series.buckets(max(1, int(rect.width())))
+        p.setPen(pal.color(QPalette.ColorRole.Text))
+        if not values:
+            p.drawText(QRectF(0, 0, self.width(), top), Qt.AlignmentFlag.AlignLeft,
+                       "inter-arrival gaps: no frames yet")  # fmt: skip
+            p.end()
+            return
+        peak = max(values)
+        n = len(self.series.gaps)
+        mean = self.series.mean()
+        p.drawText(QRectF(0, 0, self.width(), top), Qt.AlignmentFlag.AlignLeft,
+                   f"inter-arrival gaps · {n:,} frames · max {peak * 1000:.1f} ms · "
+                   f"mean {mean * 1000:.2f} ms · log scale")  # fmt: skip
+        scale = math.log1p(peak * 1000) or 1.0
+        bar_w = min(12.0, rect.width() / len(values))
+        for i, gap in enumerate(values):
+            h = rect.height() * math.log1p(gap * 1000) / scale
+            if h <= 0:
+                continue
+            color = (
+                QColor(60, 150, 210) if gap < 0.25 * peak or peak < 0.05 else QColor(220, 120, 30)
+            )
+            p.fillRect(QRectF(rect.left() + i * bar_w, rect.bottom() - h, max(1.0, bar_w - 1), h),
+                       color)  # fmt: skip
+        p.end()
+
+
+class TimelinePanel(QWidget):
+    """Summary line, waterfall and gaps chart; fed with batches, finalised with the Turn."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.milestones = Milestones()
+        self.series = GapSeries()
+        self.text_deltas = 0
+        self._ttft: float | None = None
+        self.summary = QLabel("No turn yet.", self)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.waterfall = WaterfallView(self)
+        self.waterfall.milestones = self.milestones
+        self.chart = GapChart(self.series, self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.waterfall)
+        layout.addWidget(self.chart, 1)
+        layout.addStretch(0)
+
+    def begin_turn(self, t0: float) -> None:
+        self.milestones = Milestones(request_sent=t0)
+        self.waterfall.milestones = self.milestones
+        self.series.clear(t0)
+        self.text_deltas = 0
+        self._ttft = None
+        self._update()
+
+    def mark_headers(self, t: float) -> None:
+        if self.milestones.headers is None:
+            self.milestones.headers = t
+            self._update()
+
+    def add_progress(
+        self, reads: Iterable[tuple[bytes, float]], frame_times: Iterable[float],
+        events: Iterable[tuple[StreamEvent, float]],
+    ) -> None:  # fmt: skip
+        m = self.milestones
+        for _data, t in reads:
+            if m.first_byte is None:
+                m.first_byte = t
+            break
+        self.series.extend(frame_times)
+        for event, t in events:
+            match event:
+                case TextDelta() | ToolCallDelta():
+                    if m.first_token is None:
+                        m.first_token = t
+                    m.last_token = t
+                    self.text_deltas += 1
+                case ReasoningDelta():
+                    if m.first_reasoning is None:
+                        m.first_reasoning = t
+                case Terminal():
+                    if m.terminal is None:
+                        m.terminal = t
+        self._update()
+
+    def finish(self, turn: Turn) -> None:
+        m = self.milestones
+        tm = turn.timings
+        m.request_sent = tm.request_sent if tm.request_sent is not None else m.request_sent
+        m.headers = tm.headers if tm.headers is not None else m.headers
+        m.first_byte = tm.first_byte if tm.first_byte is not None else m.first_byte
+        m.last_token = tm.last_token if tm.last_token is not None else m.last_token
+        m.end = tm.end
+        self._ttft = tm.ttft
+        self._update(turn)
+
+    def ttft(self) -> float | None:
+        """Time to the first token of any kind (reasoning or answer)."""
+        if self._ttft is not None:
+            return self._ttft
+        m = self.milestones
+        firsts = [t for t in (m.first_reasoning, m.first_token) if t is not None]
+        if not firsts or m.request_sent is None:
+            return None
+        return min(firsts) - m.request_sent
+
+    def _update(self, turn: Turn | None = None) -> None:
+        m = self.milestones
+        parts: list[str] = []
+        ttft = self.ttft()
+        parts.append(f"<b>TTFT</b> {ttft * 1000:.0f} ms" if ttft is not None else "<b>TTFT</b> —")
+        rate = turn.tokens_per_second() if turn is not None else None
+        if rate is not None:
+            parts.append(f"<b>{rate:.1f} tok/s</b> over the decode window")
+        elif (
+            m.first_token is not None and m.last_token is not None and m.last_token > m.first_token
+        ):
+            deltas = self.text_deltas / (m.last_token - m.first_token)
+            parts.append(f"<b>{deltas:.1f} deltas/s</b> over the decode window (no token count)")
+        if m.first_token is not None and m.last_token is not None:
+            parts.append(f"decode {(m.last_token - m.first_token) * 1000:.0f} ms")
+        if turn is not None and turn.output_tokens is not None:
+            parts.append(f"{turn.output_tokens} output tokens")
+        if turn is not None and turn.outcome is not None:
+            parts.append(f"{turn.outcome.value}" + (f" · {turn.reason}" if turn.reason else ""))
+        self.summary.setText(" · ".join(parts))
+        self.waterfall.update()
+        self.chart.update()

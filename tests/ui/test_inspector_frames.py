@@ -1,0 +1,508 @@
+"""The Frames tab: compact model, lazy summaries, kinds, filter, detail, dialect banner."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from collections.abc import Sequence
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from streamscope.core.dialects.base import RequestSpec
+from streamscope.core.events import StreamEvent, TextDelta
+from streamscope.core.pipeline import ParsedFrame, StreamPipeline
+from streamscope.core.sse import RawFrame, SSEEvent
+from streamscope.core.turn import StreamEnd, Turn
+from streamscope.ui.inspector import InspectorPanel
+from streamscope.ui.inspector.frame_detail import MARK, hex_dump, visible_text
+from streamscope.ui.inspector.frames_model import (
+    COL_EVENT,
+    COL_SUMMARY,
+    FLAG_INCOMPLETE,
+    FLAG_INVALID_UTF8,
+    FrameKind,
+    FramesFilterProxy,
+    FramesModel,
+    KindRole,
+)
+from streamscope.ui.inspector.frames_panel import FramesPanel
+from streamscope.ui.turn_runner import ProgressBatch, TurnStart
+
+T0 = 50.0
+
+
+def stream(
+    dialect: str, reads: Sequence[bytes], per_batch: int = 1, dt: float = 0.01
+) -> tuple[list[ProgressBatch], Turn]:
+    """Run ``reads`` through the real pipeline; one ProgressBatch per ``per_batch`` reads."""
+    pipe = StreamPipeline(dialect, keep_frames=True, request_sent=T0)
+    batches: list[ProgressBatch] = []
+    batch = ProgressBatch()
+    t = T0 + 0.1
+    for i, data in enumerate(reads):
+        t += dt
+        update = pipe.feed(data, t)
+        batch.reads.append((data, t))
+        batch.frames += [(f, t) for f in update.frames]
+        batch.events += [(e, t) for e in update.events]
+        if (i + 1) % per_batch == 0:
+            batches.append(batch)
+            batch = ProgressBatch()
+    update = pipe.flush(t)
+    batch.frames += [(f, t) for f in update.frames]
+    batch.events += [(e, t) for e in update.events]
+    batches.append(batch)
+    return batches, pipe.close(StreamEnd("eof"), t + 0.001)
+
+
+def chat(text: str) -> bytes:
+    obj = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": text}}]}
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def filled(dialect: str, reads: Sequence[bytes], per_batch: int = 1) -> FramesModel:
+    model = FramesModel()
+    model.clear(T0)
+    for batch in stream(dialect, reads, per_batch)[0]:
+        model.append_reads(batch.reads)
+        model.append_frames(batch.frames)
+    return model
+
+
+def summaries(model: FramesModel) -> list[tuple[str, str]]:
+    return [model.event_and_summary(row) for row in range(model.rowCount())]
+
+
+# -- the model under qtmodeltester ---------------------------------------------------------
+
+
+def test_model_passes_qtmodeltester_while_batches_arrive(qtmodeltester: ModelTester) -> None:
+    model = FramesModel()
+    model.clear(T0)
+    qtmodeltester.check(model, force_py=True)  # type: ignore[no-untyped-call]
+    reads = [b": keep-alive\n\n", *(chat(f"w{i} ") for i in range(30)), b"data: [DONE]\n\n"]
+    for batch in stream("openai", reads, per_batch=4)[0]:
+        model.append_reads(batch.reads)
+        model.append_frames(batch.frames)
+    assert model.rowCount() == 32
+    model.clear(T0)
+    assert model.rowCount() == 0
+
+
+def test_filter_proxy_passes_qtmodeltester(qtmodeltester: ModelTester) -> None:
+    model = FramesModel()
+    proxy = FramesFilterProxy()
+    proxy.setSourceModel(model)
+    proxy.set_needle("content")
+    qtmodeltester.check(proxy, force_py=True)  # type: ignore[no-untyped-call]
+    reads = [b": ping\n\n", *(chat(f"w{i}") for i in range(20)), b"data: [DONE]\n\n"]
+    for batch in stream("openai", reads, per_batch=3)[0]:
+        model.append_reads(batch.reads)
+        model.append_frames(batch.frames)
+    assert proxy.rowCount() == 20
+    proxy.set_needle("")
+    assert proxy.rowCount() == 22
+
+
+def test_qt_model_tester_reports_nothing(qtmodeltester: ModelTester, qtlog: object) -> None:
+    model = FramesModel()
+    qtmodeltester.check(model)  # type: ignore[no-untyped-call]  # the C++ QAbstractItemModelTester, reporting by warning
+    for batch in stream("openai", [chat(f"{i}") for i in range(50)], per_batch=7)[0]:
+        model.append_reads(batch.reads)
+        model.append_frames(batch.frames)
+    failures = [r.message for r in qtlog.records if "FAIL" in r.message]  # type: ignore[attr-defined]
+    assert failures == []
+
+
+# -- scale: one insert per batch, compact storage -----------------------------------------
+
+
+def _synthetic_batches(frames: int, batches: int) -> list[ProgressBatch]:
+    """``frames`` identical chat frames in ``batches`` batches, one read per batch."""
+    raw = chat("tok")
+    event = SSEEvent("message", raw[6:-2].decode())
+    events: list[StreamEvent] = [TextDelta("tok")]
+    per = frames // batches
+    out = []
+    offset = 0
+    for b in range(batches):
+        t = T0 + b * 0.016
+        parsed = []
+        for _ in range(per):
+            parsed.append((ParsedFrame(RawFrame(offset, raw, event, (), False), events), t))
+            offset += len(raw)
+        out.append(ProgressBatch(reads=[(raw * per, t)], frames=parsed))
+    return out
+
+
+def test_100k_frames_in_100_batches_insert_100_times_and_stay_compact() -> None:
+    batches = _synthetic_batches(100_000, 100)
+    model = FramesModel()
+    model.clear(T0)
+    inserts: list[tuple[int, int]] = []
+    model.rowsAboutToBeInserted.connect(lambda _p, first, last: inserts.append((first, last)))
+    inserted: list[int] = []
+    model.rowsInserted.connect(lambda _p, first, _last: inserted.append(first))
+
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for batch in batches:
+        model.append_reads(batch.reads)
+        model.append_frames(batch.frames)
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+
+    assert model.rowCount() == 100_000
+    assert len(inserts) == len(inserted) == 100
+    assert inserts[0] == (0, 999) and inserts[-1] == (99_000, 99_999)
+    raw_bytes = len(model.stream) + len(model.side)
+    assert raw_bytes == 100_000 * len(chat("tok"))
+    assert len(model.side) == 0  # every frame indexes the read buffer
+    per_frame = (after - before - raw_bytes) / 100_000
+    print(f"retained per frame, excluding raw bytes: {per_frame:.1f} B")
+    assert per_frame < 200
+    # Rows are computed lazily from the bytes, anywhere in the table.
+    assert model.event_and_summary(54_321) == ("message", 'delta.content "tok"')
+    index = model.index(99_999, COL_SUMMARY)
+    assert model.data(index) == 'delta.content "tok"'
+
+
+def test_panel_inserts_once_per_batch_through_the_proxy(qtbot: QtBot) -> None:
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.begin_turn(T0, "openai")
+    signals: list[int] = []
+    panel.proxy.rowsInserted.connect(lambda *_: signals.append(1))
+    batches, _turn = stream("openai", [chat(f"{i}") for i in range(120)], per_batch=12)
+    for batch in batches:
+        panel.add_progress(batch)
+    assert panel.proxy.rowCount() == 120
+    assert len(signals) == sum(1 for b in batches if b.frames) == 10
+    assert panel.count_label.text().startswith("120 frames")
+
+
+# -- summaries per dialect -----------------------------------------------------------------
+
+ANTHROPIC = (
+    b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1",'
+    b'"model":"claude-x","content":[],"usage":{"input_tokens":3}}}\n\n'
+    b'event: content_block_start\ndata: {"type":"content_block_start","index":1,'
+    b'"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}\n\n'
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+    b'"delta":{"type":"text_delta","text":"Hello"}}\n\n'
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":1,'
+    b'"delta":{"type":"input_json_delta","partial_json":"{\\"ci"}}\n\n'
+    b'event: ping\ndata: {"type":"ping"}\n\n'
+    b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},'
+    b'"usage":{"output_tokens":4}}\n\n'
+    b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+)
+RESPONSES = (
+    b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
+    b'"item_id":"m","output_index":0,"content_index":0,"delta":"Hi"}\n\n'
+    b'data: {"type":"response.function_call_arguments.delta","item_id":"fc","output_index":1,'
+    b'"delta":"{\\"a"}\n\n'
+    b'event: response.completed\ndata: {"type":"response.completed","response":{"id":"r",'
+    b'"status":"completed","output":[],"usage":{"output_tokens":2}}}\n\n'
+)
+GEMINI = (
+    b'data: {"candidates":[{"content":{"parts":[{"text":"Hm","thought":true}],"role":"model"},'
+    b'"index":0}]}\n\n'
+    b'data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"index":0}]}\n\n'
+    b'data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"x":1}}}],'
+    b'"role":"model"},"index":0,"finishReason":"STOP"}],"usageMetadata":{"totalTokenCount":9}}\n\n'
+)
+OLLAMA = (
+    b'{"model":"m","message":{"role":"assistant","content":"","thinking":"Hmm"},"done":false}\n'
+    b'{"model":"m","message":{"role":"assistant","content":"Hi"},"done":false}\n'
+    b'{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}\n'
+)
+OPENAI = (
+    b": keep-alive\n\n"
+    b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{"reasoning_content":"think"}}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_1",'
+    b'"type":"function","function":{"name":"get_time","arguments":""}}]}}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,'
+    b'"function":{"arguments":"{\\"ci"}}]}}]}\n\n'
+    b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+    b'data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":5}}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "body", "expected"),
+    [
+        (
+            "openai",
+            OPENAI,
+            [
+                ("comment", ": keep-alive"),
+                ("message", "role=assistant"),
+                ("message", 'delta.reasoning_content "think"'),
+                ("message", 'delta.content "Hel"'),
+                ("message", "tool_calls[1] call_1 get_time"),
+                ("message", 'tool_calls[1].arguments +"{\\"ci"'),
+                ("message", "finish_reason=tool_calls"),
+                ("message", "usage prompt_tokens=3 completion_tokens=5"),
+                ("message", "[DONE]"),
+            ],
+        ),
+        (
+            "anthropic",
+            ANTHROPIC,
+            [
+                ("message_start", "message_start msg_1 claude-x"),
+                ("content_block_start", "content_block_start [1] tool_use get_weather toolu_1"),
+                ("content_block_delta", 'content_block_delta text "Hello"'),
+                ("content_block_delta", 'content_block_delta [1] input_json +"{\\"ci"'),
+                ("ping", "ping"),
+                ("message_delta", "message_delta stop_reason=end_turn usage output_tokens=4"),
+                ("message_stop", "message_stop"),
+            ],
+        ),
+        (
+            "responses",
+            RESPONSES,
+            [
+                ("response.output_text.delta", 'response.output_text.delta "Hi"'),
+                (
+                    "response.function_call_arguments.delta",
+                    'response.function_call_arguments.delta +"{\\"a"',
+                ),
+                ("response.completed", "response.completed status=completed usage output_tokens=2"),
+            ],
+        ),
+        (
+            "gemini",
+            GEMINI,
+            [
+                ("message", 'candidates thought "Hm"'),
+                ("message", 'candidates text "Hi"'),
+                (
+                    "message",
+                    'candidates functionCall f {"x":1}  finishReason=STOP  usage totalTokenCount=9',
+                ),
+            ],
+        ),
+        (
+            "ollama",
+            OLLAMA,
+            [
+                ("ndjson", 'message.thinking "Hmm"'),
+                ("ndjson", 'message.content "Hi"'),
+                ("ndjson", "done done_reason=stop"),
+            ],
+        ),
+    ],
+)
+def test_summaries_for_each_dialect(
+    dialect: str, body: bytes, expected: list[tuple[str, str]]
+) -> None:
+    # Odd read sizes: frames span reads, and the rows still index the read buffer.
+    reads = [body[i : i + 23] for i in range(0, len(body), 23)]
+    model = filled(dialect, reads, per_batch=3)
+    assert summaries(model) == expected
+    assert len(model.side) == 0
+    assert model.frame_bytes(0) == body[: model.lengths[0]]
+
+
+def test_error_events_are_summarised_with_code_and_message() -> None:
+    anthropic = (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
+        b'"message":"Overloaded"}}\n\n'
+    )
+    responses = b'event: error\ndata: {"type":"error","code":"rate_limit","message":"Slow"}\n\n'
+    assert summaries(filled("anthropic", [anthropic])) == [
+        ("error", 'error overloaded_error: "Overloaded"')
+    ]
+    assert summaries(filled("responses", [responses])) == [("error", 'error rate_limit: "Slow"')]
+    assert filled("anthropic", [anthropic]).kinds[0] == FrameKind.ERROR
+
+
+def test_long_text_is_clipped_in_the_summary() -> None:
+    model = filled("openai", [chat("x" * 500)])
+    summary = model.event_and_summary(0)[1]
+    assert summary.startswith('delta.content "xxxx') and summary.endswith('…"')
+    assert len(summary) < 100
+
+
+# -- kinds ---------------------------------------------------------------------------------
+
+
+def test_kinds_are_flagged_and_styled_distinctly() -> None:
+    body = (
+        b": keep-alive\n\n"
+        + chat("ok")
+        + b"data: {not json\n\n"
+        + b'data: {"choices":[{"index":0,"delta":{"content":"\xff"}}]}\n\n'
+        + b'data: {"error":{"message":"boom","type":"server_error"}}\n\n'
+        + b"data: [DONE]\n\n"
+        + b'data: {"choi'
+    )
+    model = filled("openai", [body])
+    kinds = [model.data(model.index(r, 0), KindRole) for r in range(model.rowCount())]
+    assert kinds[0] == FrameKind.COMMENT
+    assert kinds[1] == FrameKind.TEXT
+    assert kinds[2] == FrameKind.MALFORMED
+    assert model.frame_flags[3] & FLAG_INVALID_UTF8
+    assert kinds[4] == FrameKind.ERROR
+    assert kinds[5] == FrameKind.TERMINAL
+    assert model.frame_flags[6] & FLAG_INCOMPLETE
+
+    def style(row: int) -> tuple[QColor | None, QColor | None, QFont | None]:
+        index = model.index(row, COL_EVENT)
+        return (
+            model.data(index, Qt.ItemDataRole.ForegroundRole),
+            model.data(index, Qt.ItemDataRole.BackgroundRole),
+            model.data(index, Qt.ItemDataRole.FontRole),
+        )
+
+    assert style(1) == (None, None, None)  # plain text delta
+    foregrounds = [style(r)[0] for r in (0, 2, 3, 4, 5)]
+    assert len({c.name() for c in foregrounds if c is not None}) == 5
+    bold, italic = style(5)[2], style(6)[2]
+    assert bold is not None and bold.bold()
+    assert italic is not None and italic.italic()
+    events = [model.data(model.index(r, COL_EVENT)) for r in range(7)]
+    assert events[2].startswith("⚠") and events[3].startswith("�") and events[4].startswith("✖")
+    assert events[5].startswith("■") and events[6].startswith("…")
+    assert model.event_and_summary(2)[1].startswith("malformed JSON")
+    assert model.event_and_summary(4)[1] == 'error server_error: "boom"'
+    assert model.event_and_summary(6)[1].startswith("(incomplete)")
+
+
+# -- filter --------------------------------------------------------------------------------
+
+
+def test_filter_box_filters_by_event_and_text(qtbot: QtBot) -> None:
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.begin_turn(T0, "anthropic")
+    for batch in stream("anthropic", [ANTHROPIC], per_batch=1)[0]:
+        panel.add_progress(batch)
+    assert panel.proxy.rowCount() == 7
+    panel.filter_edit.setText("content_block_delta")
+    panel.apply_filter()
+    assert panel.proxy.rowCount() == 2
+    panel.filter_edit.setText("HELLO")  # case-insensitive, on the summary text
+    panel.apply_filter()
+    assert panel.proxy.rowCount() == 1
+    assert panel.count_label.text().startswith("1 of 7 frames")
+    panel.filter_edit.setText("keep-alive")  # the kind name matches too (ping)
+    qtbot.waitUntil(lambda: panel.proxy.rowCount() == 1)  # debounced
+    panel.filter_edit.clear()
+    panel.apply_filter()
+    assert panel.proxy.rowCount() == 7
+
+
+# -- the detail pane -----------------------------------------------------------------------
+
+
+def test_detail_shows_text_hex_and_read_boundaries_for_a_frame_spanning_3_reads(
+    qtbot: QtBot,
+) -> None:
+    first = b": hi\r\n\r\n"
+    frame = 'data: {"choices":[{"index":0,"delta":{"content":"Zü"}}]}\r\n\r\n'.encode()
+    split = frame.index("ü".encode()) + 1  # the second read starts inside "ü"
+    reads = [first + frame[:10], frame[10:split], frame[split:]]
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.begin_turn(T0, "openai")
+    for batch in stream("openai", reads, per_batch=3)[0]:
+        panel.add_progress(batch)
+    selected: list[int] = []
+    panel.frameSelected.connect(selected.append)
+    panel.select_row(1)
+    assert selected == [1]
+    bounds = panel.model.read_boundaries(1)
+    assert [b for b, _t in bounds] == [10, split]
+    assert [t for _b, t in bounds] == pytest.approx([T0 + 0.12, T0 + 0.13])
+
+    header = panel.detail.header.text()
+    assert f"{len(frame)} bytes" in header and f"stream offset {len(first)}" in header
+    assert "3 reads" in header and f"+10, +{split}" in header
+
+    text = panel.detail.text_view.toPlainText()
+    glyphs = panel.detail.glyphs
+    assert text.count(MARK) == 2
+    assert text.startswith('data: {"ch' + MARK + "oices")
+    assert MARK + "ü" in text  # the mark sits before the character the read split
+    assert text.endswith(glyphs["\r"] + glyphs["\n"] + glyphs["\r"] + glyphs["\n"])
+    assert len(panel.detail.text_view.extraSelections()) == 2
+
+    hex_text = panel.detail.hex_view.toPlainText()
+    lines = hex_text.splitlines()
+    assert lines[0].startswith(f"{len(first):08x} ")
+    assert lines[0].split("|")[1] == 'data: {"choices"'
+    assert f"{MARK}6f" in lines[0]  # 'o' of "choices" starts the second read
+    assert hex_text.count(MARK) == 2
+    assert hex_text.split()[1:3] == ["64", "61"]
+    assert len(panel.detail.hex_view.extraSelections()) == 2
+
+
+def test_visible_text_and_hex_dump_units() -> None:
+    rendered = visible_text(b"a\rb\r\nc\n\xff", [2])
+    assert rendered.text == "a␍" + MARK + "b␍␊\nc␊\n\ufffd"
+    assert rendered.marks == (2,)
+    dump = hex_dump(bytes(range(20)), [16], base=0x100)
+    first, second = dump.text.splitlines()
+    assert first.startswith("00000100  00 01") and first.endswith("|................|")
+    assert second.startswith("00000110 " + MARK + "10 11 12 13")
+    assert dump.text[dump.marks[0]] == MARK
+
+
+def test_frames_without_their_reads_are_kept_in_the_side_buffer() -> None:
+    model = FramesModel()
+    _batches, _turn = stream("openai", [chat("a")])
+    model.append_frames(_batches[0].frames)  # no reads were appended
+    assert model.frame_bytes(0) == chat("a")
+    assert model.stream_offset(0) is None and model.read_boundaries(0) == []
+
+
+# -- banner and autoscroll -----------------------------------------------------------------
+
+
+def test_banner_warns_when_frames_look_like_another_dialect(qtbot: QtBot) -> None:
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    spec = RequestSpec("POST", "http://x/v1/chat/completions", {}, {})
+    inspector.begin_turn(TurnStart(spec, b"{}", "openai", T0))
+    inspector.set_response(200, [("content-type", "text/event-stream")])
+    for batch in stream("openai", [ANTHROPIC])[0]:
+        inspector.add_progress(batch)
+    banner = inspector.frames_panel.banner
+    assert not banner.isHidden()
+    assert "anthropic" in banner.text() and "openai" in banner.text()
+
+    inspector.begin_turn(TurnStart(spec, b"{}", "openai", T0))
+    assert banner.isHidden()
+    for batch in stream("openai", [OPENAI])[0]:
+        inspector.add_progress(batch)
+    assert banner.isHidden()
+
+
+def test_autoscroll_only_when_at_the_bottom(qtbot: QtBot) -> None:
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.resize(600, 400)
+    panel.show()
+    panel.begin_turn(T0, "openai")
+    batches, _turn = stream("openai", [chat(f"{i}") for i in range(300)], per_batch=50)
+    bar = panel.view.verticalScrollBar()
+    panel.add_progress(batches[0])
+    panel.add_progress(batches[1])
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()
+    bar.setValue(3)
+    panel.add_progress(batches[2])
+    assert bar.value() == 3
+    bar.setValue(bar.maximum())
+    panel.add_progress(batches[3])
+    assert bar.value() == bar.maximum()
+    assert panel.view.verticalHeader().sectionResizeMode(0).name == "Fixed"
