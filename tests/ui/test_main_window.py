@@ -11,7 +11,7 @@ def test_main_window_opens_ready(qtbot: QtBot) -> None:
     window.show()
     qtbot.waitExposed(window)
     assert window.windowTitle().startswith("StreamScope")
-    assert window.statusBar().currentMessage() == "Ready"
+    assert window.status.text() == "Ready"
 
 
 def test_run_app_drives_the_window_with_a_qasync_loop(qapp: object) -> None:

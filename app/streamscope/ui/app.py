@@ -24,6 +24,7 @@ def run_app(argv: list[str] | None = None) -> int:
     app.setOrganizationName("StreamScope")
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("streamscope")
+    app.setQuitOnLastWindowClosed(False)  # we end the loop ourselves, after a clean shutdown
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -43,6 +44,7 @@ def run_app(argv: list[str] | None = None) -> int:
     try:
         with loop:
             loop.run_until_complete(closed.wait())
+            loop.run_until_complete(window.shutdown())
     except RuntimeError:  # the Qt loop was stopped from outside (display lost)
         pass
     finally:

@@ -1,25 +1,434 @@
-"""The main window: wires the panels together (placeholder until the window issue lands)."""
+"""The main window: wires the panels together, nothing more.
+
+Conversations (left dock) · chat view + composer (centre) · inspector (right dock) ·
+tools (dock, hidden until asked for) · status bar. The endpoint bar on top picks the
+endpoint and the model — for the built-in demo, the model menu is the scenario menu.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QMainWindow, QPlainTextEdit
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QSizePolicy,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from streamscope import __version__
+from streamscope.core import paths
+from streamscope.core.endpoints import Endpoint, EndpointSettings, EndpointStore
+from streamscope.ui.chat_controller import ChatController
+from streamscope.ui.chat_view import ChatView
+from streamscope.ui.composer import Composer
+from streamscope.ui.demo_service import DemoService
+from streamscope.ui.inspector.inspector import InspectorPanel
+from streamscope.ui.resources import app_icon
+from streamscope.ui.status_panel import StatusPanel
+from streamscope.ui.tools_panel import ToolsPanel
+
+if TYPE_CHECKING:
+    from streamscope.core.secrets import SecretStore
+
+WELCOME = """\
+### Welcome to StreamScope
+
+You are connected to the **Built-in demo** endpoint: a real LLM-style server running on
+127.0.0.1 inside the app — no key, no network. Type anything and press **Enter**.
+
+The **model menu** above is its scenario menu: `demo-tools` streams two parallel tool calls,
+`demo-reasoning` thinks first, `demo-cut` drops the connection mid-frame, `demo-no-done` ends
+without `[DONE]`, `demo-error-429` is rate limited, and more. Watch the **Inspector** on the
+right: every raw frame with its timing and bytes, tool-call arguments fragment by fragment, and
+the timeline. The status bar says whether the turn **completed**, was **truncated**,
+**cancelled**, or ended in an **error** — and why.
+
+Use **Endpoint → Endpoints…** to add OpenAI, Anthropic, Gemini, Ollama or any compatible server.
+"""
 
 
 class MainWindow(QMainWindow):
     closed = Signal()
 
-    def __init__(self) -> None:
+    def __init__(self, *, demo_speed: float = 1.0) -> None:
         super().__init__()
         self.setWindowTitle("StreamScope")
-        self.resize(1200, 780)
-        self.chat = QPlainTextEdit(self)
-        self.chat.setReadOnly(True)
-        self.chat.setPlaceholderText("No messages yet.")
-        self.setCentralWidget(self.chat)
-        self.statusBar().showMessage("Ready")
+        self.setWindowIcon(app_icon())
+        self.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
+        )
+        self._endpoint_store = EndpointStore()
+        self.endpoints: EndpointSettings = self._endpoint_store.load()
+        self._secrets: SecretStore | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.demo = DemoService(speed=demo_speed)
+
+        # centre: chat + composer
+        self.chat = ChatView(self)
+        self.composer = Composer(self)
+        centre = QWidget(self)
+        layout = QVBoxLayout(centre)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.chat, 1)
+        layout.addWidget(self.composer)
+        self.setCentralWidget(centre)
+
+        # docks
+        self.inspector = InspectorPanel(self)
+        self.inspector_dock = self._dock(
+            "Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea
+        )
+        self.conversations = QListWidget(self)
+        new_button = QPushButton("+ New conversation", self)
+        new_button.clicked.connect(self._on_new_conversation)
+        side = QWidget(self)
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(4, 4, 4, 4)
+        side_layout.addWidget(self.conversations, 1)
+        side_layout.addWidget(new_button)
+        self.conversations_dock = self._dock(
+            "Conversations", side, Qt.DockWidgetArea.LeftDockWidgetArea
+        )
+        self.tools_panel = ToolsPanel(self)
+        self.tools_dock = self._dock(
+            "Tools", self.tools_panel, Qt.DockWidgetArea.LeftDockWidgetArea
+        )
+        self.tools_dock.hide()
+
+        # status bar
+        self.status = StatusPanel(self)
+        self.statusBar().addWidget(self.status, 1)
+        self.tls_label = QLabel("⚠ TLS verification OFF", self)
+        self.tls_label.setStyleSheet("color: #cf222e; font-weight: bold;")
+        self.statusBar().addPermanentWidget(self.tls_label)
+        self.tls_label.hide()
+
+        # controller
+        self.controller = ChatController(
+            chat=self.chat,
+            inspector=self.inspector,
+            status=self.status,
+            endpoint=self.current_endpoint,
+            api_key=self._api_key,
+            headers=self._headers,
+            tools=self.tools_panel.tools,
+            demo=self.demo,
+            parent=self,
+        )
+        self.composer.sendRequested.connect(self.controller.send)
+        self.composer.stopRequested.connect(self.controller.stop)
+        self.composer.regenerateRequested.connect(self.controller.regenerate)
+        self.composer.editLastRequested.connect(self._on_composer_edit_last)
+        self.controller.busyChanged.connect(self._on_controller_busy_changed)
+        self.controller.historyChanged.connect(self._on_controller_history_changed)
+
+        self._build_toolbar()
+        self._build_menus()
+        self._restore_settings()
+        self._show_welcome()
+        self._on_new_conversation()
+        self.composer.editor.setFocus()
+        self.status.show_message("Ready")
+
+    # -- building ------------------------------------------------------------------------
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title.lower().replace(" ", "_") + "_dock")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_toolbar(self) -> None:
+        bar = QToolBar("Endpoint", self)
+        bar.setObjectName("endpoint_toolbar")
+        bar.setMovable(False)
+        bar.setIconSize(QSize(16, 16))
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        bar.addWidget(QLabel(" Endpoint ", self))
+        self.endpoint_combo = QComboBox(self)
+        self.endpoint_combo.setMinimumContentsLength(16)
+        bar.addWidget(self.endpoint_combo)
+        bar.addWidget(QLabel("  Model ", self))
+        self.model_combo = QComboBox(self)
+        self.model_combo.setEditable(True)
+        self.model_combo.setMinimumContentsLength(22)
+        self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        bar.addWidget(self.model_combo)
+        self.model_note = QLabel(self)
+        self.model_note.setStyleSheet("color: palette(placeholder-text); padding-left: 8px;")
+        bar.addWidget(self.model_note)
+        spacer = QWidget(self)
+        spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        bar.addWidget(spacer)
+        self.alt_label = QLabel(self)
+        self.prev_alt = QPushButton("◀", self)
+        self.next_alt = QPushButton("▶", self)
+        for button in (self.prev_alt, self.next_alt):
+            button.setFixedWidth(28)
+            button.setToolTip("Switch between regenerated answers")
+        self.prev_alt.clicked.connect(lambda: self._on_alternative_step(-1))
+        self.next_alt.clicked.connect(lambda: self._on_alternative_step(+1))
+        self._alt_actions = [
+            bar.addWidget(w) for w in (self.prev_alt, self.alt_label, self.next_alt)
+        ]
+        settings_button = QPushButton("Endpoint settings…", self)
+        settings_button.clicked.connect(self._on_edit_endpoint)
+        bar.addWidget(settings_button)
+        self._fill_endpoints()
+        self.endpoint_combo.currentIndexChanged.connect(self._on_endpoint_chosen)
+        self.model_combo.currentTextChanged.connect(self._on_model_changed)
+        self._update_alternatives()
+
+    def _build_menus(self) -> None:
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        new_action = QAction("&New conversation", self)
+        new_action.setShortcut(QKeySequence.StandardKey.New)
+        new_action.triggered.connect(self._on_new_conversation)
+        file_menu.addAction(new_action)
+        file_menu.addSeparator()
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+        endpoint_menu = menu.addMenu("&Endpoint")
+        edit = QAction("&Edit current endpoint…", self)
+        edit.triggered.connect(self._on_edit_endpoint)
+        manage = QAction("Endpoints…", self)
+        manage.triggered.connect(self._on_manage_endpoints)
+        endpoint_menu.addAction(edit)
+        endpoint_menu.addAction(manage)
+        view = menu.addMenu("&View")
+        for dock in (self.conversations_dock, self.inspector_dock, self.tools_dock):
+            view.addAction(dock.toggleViewAction())
+        stop = QAction("Stop", self)
+        stop.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        stop.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        stop.triggered.connect(self.controller.stop)
+        self.addAction(stop)
+        help_menu = menu.addMenu("&Help")
+        about = QAction("&About StreamScope", self)
+        about.triggered.connect(self._on_about)
+        help_menu.addAction(about)
+
+    def _show_welcome(self) -> None:
+        self.chat.add_notice(WELCOME)
+
+    # -- endpoints -----------------------------------------------------------------------
+
+    def current_endpoint(self) -> Endpoint:
+        ep = self.endpoints.selected
+        model = self.model_combo.currentText().strip()
+        if model and model != ep.model:
+            from dataclasses import replace
+
+            ep = replace(ep, model=model)
+        return ep
+
+    def secrets(self) -> SecretStore:
+        if self._secrets is None:
+            from streamscope.core.secrets import SecretStore
+
+            self._secrets = SecretStore()
+        return self._secrets
+
+    def _api_key(self, endpoint: Endpoint) -> str | None:
+        from streamscope.core.secrets import resolve_api_key
+
+        return resolve_api_key(endpoint, self.secrets())
+
+    def _headers(self, endpoint: Endpoint) -> dict[str, str]:
+        from streamscope.core.secrets import resolve_headers
+
+        return resolve_headers(endpoint, self.secrets())
+
+    def _fill_endpoints(self) -> None:
+        self.endpoint_combo.blockSignals(True)
+        self.endpoint_combo.clear()
+        for ep in self.endpoints.endpoints:
+            self.endpoint_combo.addItem(ep.name, ep.id)
+        index = self.endpoint_combo.findData(self.endpoints.selected_id)
+        self.endpoint_combo.setCurrentIndex(max(0, index))
+        self.endpoint_combo.blockSignals(False)
+        self._fill_models()
+
+    def _fill_models(self) -> None:
+        ep = self.endpoints.selected
+        self.model_combo.blockSignals(True)
+        self.model_combo.clear()
+        if ep.is_demo:
+            from streamscope.demo.scenarios import SCENARIOS
+
+            for name, scenario in SCENARIOS.items():
+                self.model_combo.addItem(name)
+                self.model_combo.setItemData(
+                    self.model_combo.count() - 1, scenario.description, Qt.ItemDataRole.ToolTipRole
+                )
+        if ep.model and self.model_combo.findText(ep.model) < 0:
+            self.model_combo.addItem(ep.model)
+        self.model_combo.setCurrentText(ep.model)
+        self.model_combo.blockSignals(False)
+        self._on_model_changed(self.model_combo.currentText())
+        self.tls_label.setVisible(not ep.tls_verify)
+        self._update_title()
+
+    def _on_endpoint_chosen(self, index: int) -> None:
+        endpoint_id = self.endpoint_combo.itemData(index)
+        if endpoint_id:
+            self.endpoints = self.endpoints.select(str(endpoint_id))
+            self._endpoint_store.save(self.endpoints)
+            self._fill_models()
+
+    def _on_model_changed(self, text: str) -> None:
+        ep = self.endpoints.selected
+        note = ""
+        if ep.is_demo:
+            from streamscope.demo.scenarios import SCENARIOS
+
+            scenario = SCENARIOS.get(text)
+            note = scenario.description if scenario else "unknown scenario"
+        self.model_note.setText(note)
+        self._update_title()
+
+    def _update_title(self) -> None:
+        ep = self.current_endpoint()
+        self.setWindowTitle(f"StreamScope — {ep.name} · {ep.model}")
+
+    def _on_edit_endpoint(self) -> None:
+        from streamscope.ui.settings_dialog import EndpointDialog
+
+        dialog = EndpointDialog(
+            self.current_endpoint(),
+            secrets=self.secrets(),
+            demo_base_url=self._demo_base_url(),
+            parent=self,
+        )
+        if dialog.exec():
+            self.endpoints = self.endpoints.with_endpoint(dialog.endpoint())
+            self._endpoint_store.save(self.endpoints)
+            self._fill_endpoints()
+
+    def _on_manage_endpoints(self) -> None:
+        from streamscope.ui.settings_dialog import EndpointsDialog
+
+        dialog = EndpointsDialog(
+            self.endpoints, secrets=self.secrets(), demo_base_url=self._demo_base_url(), parent=self
+        )
+        if dialog.exec():
+            self.endpoints = dialog.settings()
+            self._endpoint_store.save(self.endpoints)
+            self._fill_endpoints()
+
+    def _demo_base_url(self) -> Callable[[str], str] | None:
+        return self.demo.base_url if self.demo.running else None
+
+    # -- conversation --------------------------------------------------------------------
+
+    def _on_new_conversation(self) -> None:
+        if self.controller.busy:
+            return
+        if len(self.controller.history) == 0 and self.conversations.count():
+            return  # the current conversation is still empty
+        self.controller.new_conversation()
+        self._show_welcome()
+        item = QListWidgetItem("New conversation")
+        self.conversations.insertItem(0, item)
+        self.conversations.setCurrentItem(item)
+
+    def _on_composer_edit_last(self) -> None:
+        text = self.controller.edit_last()
+        if text is not None:
+            self.composer.set_text(text)
+
+    def _on_controller_busy_changed(self, busy: bool) -> None:
+        self.composer.set_running(busy)
+        self.endpoint_combo.setEnabled(not busy)
+        if not busy:
+            self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
+            self._update_alternatives()
+
+    def _on_controller_history_changed(self) -> None:
+        item = self.conversations.currentItem()
+        first = self.controller.history.last_user_text() if item else None
+        entries = self.controller.history.entries()
+        users = [p for k, p in entries if k == "user"]
+        if item is not None and users:
+            title = str(users[0]).splitlines()[0][:48]
+            item.setText(title or "New conversation")
+        elif item is not None and first is None:
+            item.setText("New conversation")
+        self._update_alternatives()
+
+    def _update_alternatives(self) -> None:
+        chosen, count = self.controller.history.alternatives()
+        visible = count > 1
+        for action in self._alt_actions:
+            action.setVisible(visible)
+        self.alt_label.setText(f" answer {chosen + 1}/{count} ")
+        self.prev_alt.setEnabled(chosen > 0)
+        self.next_alt.setEnabled(chosen < count - 1)
+
+    def _on_alternative_step(self, step: int) -> None:
+        chosen, _count = self.controller.history.alternatives()
+        self.controller.choose_alternative(chosen + step)
+        self._update_alternatives()
+
+    def _on_about(self) -> None:
+        QMessageBox.about(
+            self,
+            "About StreamScope",
+            f"<b>StreamScope {__version__}</b><br>A desktop chat client for LLM endpoints "
+            "that shows the stream itself.<br>Data folder: " + str(paths.home()),
+        )
+
+    # -- settings and lifetime ---------------------------------------------------------
+
+    def _settings(self) -> QSettings:
+        return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
+
+    def _restore_settings(self) -> None:
+        settings = self._settings()
+        geometry = settings.value("geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1360, 860)
+        state = settings.value("state")
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+        else:
+            self.resizeDocks([self.conversations_dock], [200], Qt.Orientation.Horizontal)
+            self.resizeDocks([self.inspector_dock], [520], Qt.Orientation.Horizontal)
+        tab = settings.value("inspector_tab", 0)
+        self.inspector.setCurrentIndex(int(str(tab)) if str(tab).isdigit() else 0)
+
+    def save_settings(self) -> None:
+        settings = self._settings()
+        settings.setValue("geometry", self.saveGeometry())
+        settings.setValue("state", self.saveState())
+        settings.setValue("inspector_tab", self.inspector.currentIndex())
+        settings.sync()
+
+    async def shutdown(self) -> None:
+        """Stop a running turn, close the network and the demo server (awaited on exit)."""
+        await self.controller.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_settings()
+        self.controller.stop()
         super().closeEvent(event)
         self.closed.emit()

@@ -1,0 +1,303 @@
+"""Runs the chat: composer in, one turn at a time through the TurnRunner, results out to the
+chat view, the inspector and the status bar.
+
+The controller holds the current conversation (:class:`~streamscope.core.chat.ChatHistory`)
+and never blocks the event loop: starting the demo server, reading the keyring and the turn
+itself all happen in tasks it owns and cancels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import cast
+
+from PySide6.QtCore import QObject, Signal
+
+from streamscope.core.chat import ChatHistory, ToolResult
+from streamscope.core.client import StreamClient
+from streamscope.core.conversation import ToolDefinition
+from streamscope.core.dialects import get_dialect
+from streamscope.core.endpoints import Endpoint
+from streamscope.core.events import ToolCallDelta, ToolCallDone, ToolCallStarted
+from streamscope.core.turn import Outcome, ToolCallState, Turn
+from streamscope.ui.chat_view import AssistantCard, ChatView
+from streamscope.ui.demo_service import DemoService
+from streamscope.ui.inspector.inspector import InspectorPanel
+from streamscope.ui.status_panel import StatusPanel
+from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
+
+
+@dataclass(slots=True)
+class _LiveCall:
+    id: str | None
+    name: str | None
+    parts: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _LiveToolCalls:
+    """Tool calls as they stream, for the chat card (the inspector keeps its own)."""
+
+    calls: dict[int, _LiveCall] = field(default_factory=dict)
+
+    def apply(self, batch: ProgressBatch) -> bool:
+        changed = False
+        for event, _t in batch.events:
+            match event:
+                case ToolCallStarted(index, id, name) | ToolCallDelta(index, id, name, _):
+                    key = index if index is not None else len(self.calls)
+                    call = self.calls.setdefault(key, _LiveCall(id, name))
+                    call.id = call.id or id
+                    call.name = call.name or name
+                    if isinstance(event, ToolCallDelta) and event.arguments:
+                        call.parts.append(event.arguments)
+                    changed = True
+                case ToolCallDone():
+                    changed = True
+        return changed
+
+    def states(self) -> list[ToolCallState]:
+        return [
+            ToolCallState(key, c.id, c.name, "".join(c.parts), ()) for key, c in self.calls.items()
+        ]
+
+
+class ChatController(QObject):
+    """Sends what the composer submits; see the module docstring."""
+
+    busyChanged = Signal(bool)
+    historyChanged = Signal()
+
+    def __init__(
+        self,
+        *,
+        chat: ChatView,
+        inspector: InspectorPanel,
+        status: StatusPanel,
+        endpoint: Callable[[], Endpoint],
+        api_key: Callable[[Endpoint], str | None],
+        headers: Callable[[Endpoint], dict[str, str]],
+        tools: Callable[[], list[ToolDefinition]],
+        demo: DemoService,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.chat = chat
+        self.inspector = inspector
+        self.status = status
+        self._endpoint = endpoint
+        self._api_key = api_key
+        self._headers = headers
+        self._tools = tools
+        self.demo = demo
+        self.client = StreamClient()
+        self.runner = TurnRunner(self.client, self)
+        self.history = ChatHistory()
+        self._card: AssistantCard | None = None
+        self._live_tools = _LiveToolCalls()
+        self._tokens = 0
+        self._prepare: asyncio.Task[None] | None = None
+        self.answer_cards: list[AssistantCard] = []
+        self.runner.turnStarted.connect(self._on_runner_turn_started)
+        self.runner.responseStarted.connect(self._on_runner_response_started)
+        self.runner.turnProgressed.connect(self._on_runner_turn_progressed)
+        self.runner.turnFinished.connect(self._on_runner_turn_finished)
+
+    # -- commands ------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.runner.running or (self._prepare is not None and not self._prepare.done())
+
+    def send(self, text: str) -> None:
+        """Send a new user message."""
+        if self.busy:
+            return
+        self.history.add_user(text)
+        self.chat.add_user_message(text)
+        self._start_turn()
+
+    def regenerate(self) -> None:
+        """Answer the last user message again; the earlier answer stays as an alternative."""
+        if self.busy:
+            return
+        try:
+            self.history.regenerate()
+        except ValueError:
+            return
+        for card in self.answer_cards[-1:]:
+            card.hide()
+        self._start_turn(alternative=True)
+
+    def edit_last(self) -> str | None:
+        """Take the last user message back for editing (its answer is removed)."""
+        if self.busy:
+            return None
+        try:
+            text = self.history.edit_last_user()
+        except ValueError:
+            return None
+        self._rebuild_view()
+        return text
+
+    def choose_alternative(self, index: int) -> None:
+        count = self.history.alternatives()[1]
+        if self.busy or not 0 <= index < count:
+            return
+        self.history.choose(index)
+        cards = self.answer_cards[-count:]
+        for i, card in enumerate(cards):
+            card.setVisible(i == index)
+        self.historyChanged.emit()
+
+    def send_tool_results(self, results: list[ToolResult]) -> None:
+        """Continue the turn with the user's answers to the tool calls."""
+        if self.busy or not results:
+            return
+        self.history.add_tool_results(results)
+        self._start_turn()
+
+    def stop(self) -> None:
+        if self._prepare is not None and not self._prepare.done():
+            self._prepare.cancel()
+        self.runner.stop()
+
+    async def shutdown(self) -> None:
+        """Cancel a running turn, wait for it, close the network and the demo server."""
+        self.stop()
+        if self._prepare is not None:
+            await asyncio.gather(self._prepare, return_exceptions=True)
+        await self.runner.wait()
+        await self.client.aclose()
+        await self.demo.aclose()
+
+    def new_conversation(self) -> None:
+        if self.busy:
+            return
+        self.history = ChatHistory()
+        self.answer_cards = []
+        self.chat.clear()
+        self.historyChanged.emit()
+
+    # -- a turn --------------------------------------------------------------------------
+
+    def _start_turn(self, *, alternative: bool = False) -> None:
+        endpoint = self._endpoint()
+        label = f"{endpoint.model or endpoint.name}"
+        if alternative:
+            label += f" · answer {self.history.alternatives()[1] + 1}"
+        self._card = self.chat.begin_assistant_message(label)
+        self._card.resultsSubmitted.connect(self._on_card_results_submitted)
+        self.answer_cards.append(self._card)
+        self._live_tools = _LiveToolCalls()
+        self._tokens = 0
+        self.status.show_started(endpoint.name)
+        self.busyChanged.emit(True)
+        self._prepare = asyncio.ensure_future(self._launch(endpoint))
+        self._prepare.add_done_callback(self._on_prepare_done)
+
+    async def _launch(self, endpoint: Endpoint) -> None:
+        dialect = endpoint.dialect if endpoint.dialect != "auto" else "openai"
+        if endpoint.is_demo:
+            await self.demo.ensure_started()
+            base_url = self.demo.base_url(dialect)
+        else:
+            base_url = endpoint.base_url
+        api_key = self._api_key(endpoint)
+        conv = self.history.conversation(
+            system=endpoint.system_prompt or None,
+            tools=self._tools(),
+            temperature=endpoint.temperature,
+            max_tokens=endpoint.max_tokens,
+            extra_body=dict(endpoint.extra_body),
+            include_usage=endpoint.include_usage,
+        )
+        spec = get_dialect(dialect).build_request(
+            conv,
+            base_url=base_url,
+            model=endpoint.model,
+            api_key=api_key,
+            extra_headers=self._headers(endpoint),
+        )
+        self.runner.start(
+            spec, dialect=endpoint.dialect, timeouts=endpoint.timeouts(), tls=endpoint.tls()
+        )
+
+    def _on_prepare_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled():
+            self._fail_before_start("Cancelled by you before the request was sent")
+            return
+        exc = task.exception()
+        if exc is not None:
+            self._fail_before_start(f"Could not send: {type(exc).__name__}: {exc}")
+
+    def _fail_before_start(self, message: str) -> None:
+        if self._card is not None:
+            self._card.finish(Turn(outcome=Outcome.ERROR, reason=message))
+        self.history.cancel_regenerate()
+        self.status.show_message(message)
+        self.busyChanged.emit(False)
+
+    # -- runner signals -----------------------------------------------------------------
+
+    def _on_runner_turn_started(self, start: TurnStart) -> None:
+        self.inspector.begin_turn(start)
+
+    def _on_runner_response_started(self, status: int, headers: list[tuple[str, str]]) -> None:
+        self.inspector.set_response(status, headers)
+
+    def _on_runner_turn_progressed(self, batch: ProgressBatch) -> None:
+        card = self._card
+        at_bottom = self.chat.is_at_bottom()
+        if card is not None:
+            if batch.reasoning:
+                card.append_reasoning("".join(batch.reasoning), batch.reasoning_channel or "")
+            if batch.text:
+                self._tokens += len(batch.text)
+                card.append_text("".join(batch.text))
+            if self._live_tools.apply(batch):
+                card.set_tool_calls(self._live_tools.states())
+        self.inspector.add_progress(batch)
+        self.status.show_progress(batch, self._tokens)
+        if at_bottom:
+            self.chat.scroll_to_bottom()
+
+    def _on_runner_turn_finished(self, turn: Turn) -> None:
+        at_bottom = self.chat.is_at_bottom()
+        if self._card is not None:
+            self._card.finish(turn)
+        self.inspector.finish_turn(turn)
+        self.status.show_turn(turn, self.inspector.frames_model.rowCount())
+        self.history.add_answer(turn)
+        self.busyChanged.emit(False)
+        self.historyChanged.emit()
+        if at_bottom:
+            self.chat.scroll_to_bottom()
+
+    def _on_card_results_submitted(self, results: list[tuple[str, str, str]]) -> None:
+        self.send_tool_results([ToolResult(id or None, name, text) for id, name, text in results])
+
+    # -- view ----------------------------------------------------------------------------
+
+    def _rebuild_view(self) -> None:
+        """Redraw the chat from the history (after an edit or a conversation switch)."""
+        self.chat.clear()
+        self.answer_cards = []
+        for kind, payload in self.history.entries():
+            if kind == "user":
+                self.chat.add_user_message(str(payload))
+            elif kind == "answers":
+                answers, chosen = cast(tuple[list[Turn], int], payload)
+                for i, turn in enumerate(answers):
+                    card = self.chat.begin_assistant_message(turn.model or "assistant")
+                    if turn.reasoning:
+                        card.append_reasoning(turn.reasoning, turn.reasoning_channel or "")
+                    card.append_text(turn.text)
+                    if turn.tool_calls:
+                        card.set_tool_calls(turn.tool_calls)
+                    card.finish(turn)
+                    card.setVisible(i == chosen)
+                    self.answer_cards.append(card)
+        self.historyChanged.emit()

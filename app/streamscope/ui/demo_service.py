@@ -1,0 +1,81 @@
+"""The built-in demo endpoint inside the app: started on first use, stopped on exit.
+
+Starting imports uvicorn and binds a socket, so it runs in a worker thread and never blocks
+the Qt event loop; the window paints long before the demo server exists. The worker is a plain
+Python thread of our own, not qasync's default executor (whose QThreads outlive their loop and
+crashed the process in tests when a loop was replaced).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streamscope.demo.server import DemoServer
+
+
+class DemoService:
+    """Owns one :class:`~streamscope.demo.server.DemoServer` on 127.0.0.1 (ephemeral port)."""
+
+    def __init__(self, speed: float = 1.0) -> None:
+        self.speed = speed
+        self._server: DemoServer | None = None
+        self._starting: asyncio.Future[DemoServer] | None = None
+        self._executor: ThreadPoolExecutor | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    async def ensure_started(self) -> DemoServer:
+        """The running server, starting it (off the UI thread) if needed."""
+        if self._server is not None:
+            return self._server
+        if self._starting is None:
+            loop = asyncio.get_running_loop()
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="demo-server")
+            self._starting = loop.run_in_executor(self._executor, self._start)
+        try:
+            server = await asyncio.shield(self._starting)
+        except BaseException:
+            self._starting = None
+            raise
+        self._server = server
+        return server
+
+    def _start(self) -> DemoServer:
+        from streamscope.demo.server import DemoServer
+
+        server = DemoServer(host="127.0.0.1", port=0, speed=self.speed)
+        server.start()
+        return server
+
+    def base_url(self, dialect: str) -> str:
+        if self._server is None:
+            raise RuntimeError("the demo server is not running")
+        return self._server.base_url(dialect if dialect != "auto" else "openai")
+
+    async def aclose(self) -> None:
+        """Stop the server without blocking the event loop."""
+        if self._server is None and self._starting is None:
+            return
+        if self._starting is not None and self._server is None:
+            try:
+                await asyncio.shield(self._starting)
+            except Exception:
+                pass
+            else:
+                self._server = self._starting.result()
+        executor = self._executor or ThreadPoolExecutor(1, thread_name_prefix="demo-server")
+        self._executor = None
+        await asyncio.get_running_loop().run_in_executor(executor, self.stop)
+        executor.shutdown(wait=False)
+
+    def stop(self) -> None:
+        """Stop the server now (blocks up to a few seconds)."""
+        server, self._server, self._starting = self._server, None, None
+        if server is not None:
+            server.stop()

@@ -1,0 +1,460 @@
+"""Markdown for the chat: cut an answer into blocks, and write them into a QTextDocument.
+
+:func:`split_markdown` is pure: it cuts Markdown source into :class:`Prose` runs (rendered by
+Qt's own Markdown importer) and fenced :class:`CodeBlock` s (highlighted with Pygments), only
+at places where cutting cannot change the result (a blank line followed by a new top-level
+block, or a fence). Each piece is small, so a long answer renders piece by piece across
+event-loop turns, and a growing answer can render its finished blocks while it streams.
+
+:class:`MarkdownWriter` appends those pieces at a cursor. Code blocks get a "Copy" link
+(``copy:N``) that the view resolves through :attr:`MarkdownWriter.codes`. Pygments is
+imported on the first code block, not at import time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QSizeF, Qt, QUrl
+from PySide6.QtGui import (
+    QColor,
+    QDesktopServices,
+    QFont,
+    QFontDatabase,
+    QGuiApplication,
+    QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextDocumentFragment,
+    QTextFrameFormat,
+    QTextTable,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolTip, QWidget
+
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+
+_FEATURE = QTextDocument.MarkdownFeature
+MARKDOWN_FEATURES = QTextDocument.MarkdownFeature(
+    _FEATURE.MarkdownDialectGitHub.value | _FEATURE.MarkdownNoHTML.value
+)
+"""GitHub dialect (tables, strikethrough, task lists, autolinks); raw HTML shows as text."""
+
+MAX_PROSE_CHARS = 4_000
+"""A prose run longer than this is cut at the best place available."""
+
+TOKENS_PER_STEP = 1_500
+"""A code block yields to the caller after this many tokens ..."""
+
+CODE_PIECE = 8_192
+"""... or after this many characters of one token."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prose:
+    """Markdown without fenced code, ending at a block boundary."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CodeBlock:
+    """The exact text inside a fence (without the fences) and the fence's language."""
+
+    code: str
+    language: str
+
+
+Segment = Prose | CodeBlock
+
+_FENCE_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*([^\s`]*)")
+_NOT_YET = frozenset(" \t\r-+*0123456789")
+_LIST_ITEM = re.compile(r"^(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+def split_markdown(
+    source: str, *, final: bool = True, max_chars: int = MAX_PROSE_CHARS
+) -> tuple[list[Segment], int]:
+    """Cut ``source`` into segments; return them and how many characters they cover.
+
+    With ``final=False`` the source is still growing: only complete blocks are returned
+    (never a partial line, an open fence, or a paragraph that may continue), and the count
+    says where the caller should resume. With ``final=True`` everything is returned (an
+    unclosed fence becomes a code block).
+    """
+    segments: list[Segment] = []
+    n = len(source)
+    pos = prose_start = 0
+    safe = soft = 0  # cut points: before a new top-level block / after any blank line
+    prev_blank = True
+    fence: tuple[int, str, str, int] | None = None  # indent, marker, language, code start
+
+    def cut_prose(end: int) -> None:
+        nonlocal prose_start
+        text = source[prose_start:end]
+        if text.strip():
+            segments.append(Prose(text))
+        prose_start = end
+
+    while pos < n:
+        nl = source.find("\n", pos)
+        if nl < 0 and not final:
+            # A partial line starts a new block if it cannot turn into a list item or
+            # an indented continuation.
+            head = source[pos]
+            if fence is None and prev_blank and pos > prose_start and head not in _NOT_YET:
+                safe = pos
+            break
+        end = n if nl < 0 else nl + 1
+        line = source[pos:end].rstrip("\r\n")
+        if fence is None:
+            m = _FENCE_OPEN.match(line)
+            if m and (m.group(2)[0] == "~" or "`" not in line[m.end(2) :]):
+                cut_prose(pos)
+                fence = (len(m.group(1).expandtabs(4)), m.group(2), m.group(3), end)
+                safe = soft = pos
+            else:
+                blank = not line.strip()
+                if not blank and prev_blank and pos > prose_start:
+                    soft = pos
+                    if line[0] not in " \t" and not _LIST_ITEM.match(line):
+                        safe = pos
+                if pos - prose_start > max_chars:
+                    cut_prose(next(c for c in (safe, soft, pos) if c > prose_start))
+                prev_blank = blank
+        else:
+            indent, marker, language, code_start = fence
+            stripped = line.strip()
+            if (
+                stripped.startswith(marker)
+                and stripped == stripped[0] * len(stripped)
+                and len(line) - len(line.lstrip()) <= indent + 3
+            ):
+                segments.append(CodeBlock(_dedent(source[code_start:pos], indent), language))
+                fence = None
+                prose_start = safe = soft = end
+                prev_blank = True
+        pos = end
+
+    if final:
+        if fence is not None:
+            indent, _marker, language, code_start = fence
+            segments.append(CodeBlock(_dedent(source[code_start:], indent), language))
+        else:
+            cut_prose(n)
+        return segments, n
+    if fence is not None:
+        return segments, prose_start
+    if safe > prose_start:
+        cut_prose(safe)
+    return segments, prose_start
+
+
+def _dedent(code: str, indent: int) -> str:
+    """The code inside a fence: the fence's indentation removed, no final newline."""
+    code = code.replace("\r\n", "\n")
+    if code.endswith("\n"):
+        code = code[:-1]
+    if indent:
+        lines = code.split("\n")
+        code = "\n".join(ln[min(indent, len(ln) - len(ln.lstrip(" "))) :] for ln in lines)
+    return code
+
+
+# -- writing into a document ------------------------------------------------------------
+
+
+def is_dark(palette: QPalette) -> bool:
+    """Whether the palette is a dark theme."""
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def monospace_family() -> str:
+    """The system's fixed-pitch font family."""
+    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
+
+
+class _CodeStyle:
+    """Pygments colours turned into Qt formats (one per token type, cached)."""
+
+    def __init__(self, dark: bool) -> None:
+        from pygments.styles import get_style_by_name
+        from pygments.token import Token
+
+        self._style: Any = get_style_by_name("github-dark" if dark else "default")
+        self.background = QColor(self._style.background_color if dark else "#f6f8fa")
+        text = self._style.style_for_token(Token.Text).get("color")
+        self.foreground = QColor(f"#{text}") if text else QColor("#e6edf3" if dark else "#1f2328")
+        self.muted = QColor("#8b949e" if dark else "#59636e")
+        self.link = QColor("#58a6ff" if dark else "#0969da")
+        self._family = monospace_family()
+        self._formats: dict[Any, QTextCharFormat] = {}
+
+    def base_format(self) -> QTextCharFormat:
+        fmt = QTextCharFormat()
+        fmt.setFontFamilies([self._family])
+        fmt.setFontFixedPitch(True)
+        fmt.setForeground(self.foreground)
+        return fmt
+
+    def format_for(self, ttype: Any) -> QTextCharFormat:
+        fmt = self._formats.get(ttype)
+        if fmt is None:
+            info = self._style.style_for_token(ttype)
+            fmt = self.base_format()
+            if info.get("color"):
+                fmt.setForeground(QColor(f"#{info['color']}"))
+            if info.get("bold"):
+                fmt.setFontWeight(QFont.Weight.Bold)
+            if info.get("italic"):
+                fmt.setFontItalic(True)
+            self._formats[ttype] = fmt
+        return fmt
+
+
+def _lexer_for(language: str) -> Lexer:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.lexers.special import TextLexer
+    from pygments.util import ClassNotFound
+
+    options = {"stripnl": False, "ensurenl": True}
+    name = language.strip().lower().lstrip(".")
+    if name:
+        try:
+            return get_lexer_by_name(name, **options)
+        except ClassNotFound:
+            pass
+    return TextLexer(**options)
+
+
+class MarkdownWriter:
+    """Appends segments at a cursor; remembers each code block for its Copy link."""
+
+    def __init__(self, palette: QPalette) -> None:
+        self._dark = is_dark(palette)
+        text = palette.color(QPalette.ColorRole.Text)
+        text.setAlphaF(0.3)
+        self._rule = text
+        self._code_style: _CodeStyle | None = None
+        self.codes: list[str] = []
+
+    def write(self, cursor: QTextCursor, segment: Segment) -> Iterator[None]:
+        """Write ``segment`` at ``cursor`` (left after it); yields where it may pause."""
+        if isinstance(segment, CodeBlock):
+            yield from self._write_code(cursor, segment)
+        else:
+            self._write_prose(cursor, segment.text)
+
+    def write_all(self, cursor: QTextCursor, source: str) -> None:
+        """Render a whole (short) Markdown text in one go."""
+        for segment in split_markdown(source)[0]:
+            for _ in self.write(cursor, segment):
+                pass
+
+    def _write_prose(self, cursor: QTextCursor, text: str) -> None:
+        document = cursor.document()
+        if document.isEmpty():
+            document.setMarkdown(text, MARKDOWN_FEATURES)
+            self._style_tables(document)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            return
+        scratch = QTextDocument()
+        scratch.setUndoRedoEnabled(False)
+        scratch.setMarkdown(text, MARKDOWN_FEATURES)
+        self._style_tables(scratch)
+        # An empty first block takes the merge into the cursor's block, so the first real
+        # block keeps its own format (heading, list item ...).
+        QTextCursor(scratch).insertBlock()
+        cursor.insertFragment(QTextDocumentFragment(scratch))
+
+    def _style_tables(self, document: QTextDocument) -> None:
+        for frame in document.rootFrame().childFrames():
+            if isinstance(frame, QTextTable):
+                fmt = frame.format()
+                fmt.setCellPadding(4)
+                fmt.setCellSpacing(0)
+                fmt.setBorderCollapse(True)
+                fmt.setBorder(1)
+                fmt.setBorderBrush(self._rule)
+                fmt.setTopMargin(6)
+                fmt.setBottomMargin(6)
+                frame.setFormat(fmt)
+
+    def _write_code(self, cursor: QTextCursor, block: CodeBlock) -> Iterator[None]:
+        if self._code_style is None:
+            self._code_style = _CodeStyle(self._dark)
+        style = self._code_style
+        number = len(self.codes)
+        self.codes.append(block.code)
+
+        frame = QTextFrameFormat()
+        frame.setBackground(style.background)
+        frame.setPadding(8)
+        frame.setBorder(0)
+        frame.setTopMargin(4)
+        frame.setBottomMargin(0)
+        cursor.insertFrame(frame)
+
+        header = QTextBlockFormat()
+        header.setAlignment(Qt.AlignmentFlag.AlignRight)
+        cursor.setBlockFormat(header)
+        label = QTextCharFormat()
+        label.setForeground(style.muted)
+        label.setFontPointSize(max(QFont().pointSizeF() - 1, 6))
+        cursor.insertText(f"{block.language or 'text'}   ", label)
+        link = QTextCharFormat(label)
+        link.setForeground(style.link)
+        link.setAnchor(True)
+        link.setAnchorHref(f"copy:{number}")
+        link.setToolTip("Copy this code block")
+        cursor.insertText("Copy", link)
+
+        cursor.insertBlock(QTextBlockFormat(), style.base_format())
+        if not block.code:
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            return
+        lexer = _lexer_for(block.language)
+        remaining = len(block.code)
+        for count, (ttype, value) in enumerate(lexer.get_tokens(block.code), start=1):
+            if len(value) > remaining:
+                value = value[:remaining]
+            if value:
+                fmt = style.format_for(ttype)
+                remaining -= len(value)
+                while len(value) > CODE_PIECE:  # one huge token (plain text lexer ...)
+                    cursor.insertText(value[:CODE_PIECE], fmt)
+                    value = value[CODE_PIECE:]
+                    yield
+                cursor.insertText(value, fmt)
+            if remaining <= 0:
+                break
+            if count % TOKENS_PER_STEP == 0:
+                yield
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+
+
+# -- the view ---------------------------------------------------------------------------
+
+LINE_PIECE = 2_000
+"""Streamed text longer than this without a newline is shown in pieces of about this size,
+so each append lays out a short block (Qt lays out a whole block per insert)."""
+
+
+class PlainAppender:
+    """Appends plain text at the end of a document in bounded blocks.
+
+    A line longer than :data:`LINE_PIECE` is continued in a new block (cut after a space
+    when there is one near), which looks like a wrap. The displayed text can then differ
+    from the source by those breaks: keep the exact text elsewhere.
+    """
+
+    def __init__(self, document: QTextDocument, fmt: QTextCharFormat | None = None) -> None:
+        self._cursor = QTextCursor(document)
+        self._format = fmt if fmt is not None else QTextCharFormat()
+        self._line = 0
+
+    def clear(self) -> None:
+        """Empty the document."""
+        self._cursor.document().clear()
+        self._cursor = QTextCursor(self._cursor.document())
+        self._line = 0
+
+    def append(self, text: str) -> None:
+        """Append ``text`` at the end."""
+        cursor = self._cursor
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        lines = text.split("\n")
+        if self._line + len(lines[0]) <= LINE_PIECE and max(map(len, lines)) <= LINE_PIECE:
+            cursor.insertText(text, self._format)  # one edit, one layout pass
+            self._line = self._line + len(text) if len(lines) == 1 else len(lines[-1])
+            return
+        for i, line in enumerate(lines):
+            if i:
+                cursor.insertBlock()
+                self._line = 0
+            while line:
+                room = LINE_PIECE - self._line
+                if room <= 0:
+                    cursor.insertBlock()
+                    self._line, room = 0, LINE_PIECE
+                piece = line[:room]
+                if len(line) > room:
+                    space = piece.rfind(" ", max(0, room - 200))
+                    if space > 0:
+                        piece = piece[: space + 1]
+                        room = len(piece)
+                cursor.insertText(piece, self._format)
+                self._line = room if len(line) > len(piece) else self._line + len(piece)
+                line = line[len(piece) :]
+
+
+class TextPane(QTextBrowser):
+    """A read-only text view exactly as tall as its document (the chat scrolls, not it).
+
+    Text is selectable; ``copy:N`` links copy ``codes[N]`` to the clipboard, other links
+    open in the system browser. Images are never loaded.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.codes: list[str] = []
+        self._height = -1
+        self.setOpenLinks(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setFixedHeight(8)
+        palette = self.palette()
+        palette.setColor(QPalette.ColorRole.Base, QColor(Qt.GlobalColor.transparent))
+        self.setPalette(palette)
+        self.viewport().setAutoFillBackground(False)
+        document = self.document()
+        document.setUndoRedoEnabled(False)
+        document.setDocumentMargin(2)
+        layout = document.documentLayout()
+        layout.documentSizeChanged.connect(self._on_layout_documentSizeChanged)
+        self.anchorClicked.connect(self._on_self_anchorClicked)
+
+    def _on_layout_documentSizeChanged(self, size: QSizeF) -> None:
+        height = math.ceil(size.height()) + 2 * self.frameWidth()
+        if height != self._height:
+            self._height = height
+            self.setFixedHeight(height)
+
+    def _on_self_anchorClicked(self, url: QUrl) -> None:
+        if url.scheme() == "copy":
+            number = int(url.path()) if url.path().isdigit() else -1
+            if 0 <= number < len(self.codes):
+                QGuiApplication.clipboard().setText(self.codes[number])
+                QToolTip.showText(self.cursor().pos(), "Copied", self)
+            return
+        if url.scheme() in ("http", "https", "mailto"):
+            QDesktopServices.openUrl(url)
+
+    def loadResource(self, type: int, name: QUrl | str) -> object:
+        return None
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # the chat scrolls, not the pane
+        event.ignore()
+
+
+__all__ = [
+    "MARKDOWN_FEATURES",
+    "CodeBlock",
+    "MarkdownWriter",
+    "PlainAppender",
+    "Prose",
+    "Segment",
+    "TextPane",
+    "is_dark",
+    "monospace_family",
+    "split_markdown",
+]
