@@ -92,6 +92,8 @@ def test_demo_tools_show_two_calls_with_valid_json(
         json.loads(call.arguments)
     card = window.controller.answer_cards[-1]
     assert len(card.tool_call_boxes()) == 2
+    for box in card.tool_call_boxes():
+        assert "streaming" not in box.title.text()  # the turn is over
     assert "tool_calls" in window.status.text()
 
 

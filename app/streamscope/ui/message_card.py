@@ -15,6 +15,7 @@ import json
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPalette, QPen, QTextCursor
@@ -382,8 +383,8 @@ class AssistantCard(CardFrame):
         if turn.reasoning_channel:
             self._channels = turn.reasoning_channel.split("+")
             self._update_reasoning_label()
-        if turn.tool_calls:
-            self.set_tool_calls(turn.tool_calls)
+        if turn.tool_calls:  # the turn is over: no call is still streaming
+            self.set_tool_calls([replace(call, done=True) for call in turn.tool_calls])
             self.send_button.setEnabled(True)
         self._show_outcome(turn)
         self._enqueue_render(final=True)

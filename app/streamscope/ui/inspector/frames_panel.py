@@ -98,7 +98,7 @@ class FramesPanel(QWidget):
         hheader.setStretchLastSection(True)
         hheader.setHighlightSections(False)
         digit = self.fontMetrics().horizontalAdvance("0")
-        widths = {COL_INDEX: 7, COL_TIME: 9, COL_GAP: 8, COL_BYTES: 7, COL_EVENT: 20}
+        widths = {COL_INDEX: 6, COL_TIME: 8, COL_GAP: 7, COL_BYTES: 6, COL_EVENT: 14}
         for col, chars in widths.items():
             hheader.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             hheader.resizeSection(col, digit * chars + 12)
