@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from streamscope.core.client import StreamClient, StreamTimeouts, TurnObserver
 from streamscope.core.conversation import Conversation, Message, ToolDefinition
@@ -23,6 +24,9 @@ from streamscope.core.dialects.base import RequestSpec
 from streamscope.core.events import ReasoningDelta, TextDelta
 from streamscope.core.pipeline import ParsedFrame, PipelineUpdate, StreamPipeline, turn_to_json
 from streamscope.core.turn import Outcome, StreamEnd, Turn
+
+if TYPE_CHECKING:
+    from streamscope.core.capture import Capture
 
 EXIT_CODES = {
     Outcome.COMPLETED: 0,
@@ -206,8 +210,41 @@ def replay_body(body: bytes, dialect: str, *, observer: _Printer | None = None) 
     return pipeline.close(StreamEnd("eof"), 0.0)
 
 
+def _read_replay_input(path: str) -> bytes | Capture:
+    """A raw body, or the capture in a ``.sscap`` file or repro bundle (by content)."""
+    from streamscope.core.bundle import is_bundle, read_repro_bundle
+    from streamscope.core.capture import is_capture, read_capture
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+            if is_bundle(data[:4]):
+                return read_repro_bundle(io.BytesIO(data))
+            if is_capture(data[:REPLAY_READ]):
+                return read_capture(io.BytesIO(data))
+            return data
+        with open(path, "rb") as fp:
+            head = fp.read(REPLAY_READ)
+        if is_bundle(head):
+            return read_repro_bundle(path)
+        if is_capture(head):
+            return read_capture(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # CaptureError, a damaged bundle
+        raise UsageError(f"{path}: {exc}") from None
+    return _read_input(path)
+
+
 def _replay(args: argparse.Namespace) -> int:
-    body = _read_input(args.file)
+    source = _read_replay_input(args.file)
     printer = _Printer(as_json=args.json, raw=args.raw, t0=0.0)
-    turn = replay_body(body, args.dialect, observer=printer)
+    if isinstance(source, bytes):
+        turn = replay_body(source, args.dialect or "auto", observer=printer)
+    else:
+        from streamscope.core.capture import replay_capture
+
+        turn = asyncio.run(
+            replay_capture(source, observer=printer, dialect=args.dialect, keep_frames=args.raw)
+        )
     return _report(turn, as_json=args.json, streamed_text=not args.raw)

@@ -29,6 +29,7 @@ import orjson
 from streamscope.core.dialects.base import RequestSpec
 from streamscope.core.events import DialectWarning
 from streamscope.core.pipeline import PipelineUpdate, StreamPipeline
+from streamscope.core.redact import scrub, secret_values
 from streamscope.core.turn import StreamEnd, Turn
 
 __all__ = [
@@ -87,6 +88,10 @@ class TurnObserver:
 
     def progressed(self, update: PipelineUpdate, t: float) -> None:
         """What the pipeline made of the last read (frames, events)."""
+
+    def ended(self, end: StreamEnd) -> None:
+        """How the byte stream ended (with the bounded error body, if any); then
+        :meth:`finished` follows."""
 
     def finished(self, turn: Turn) -> None:
         """The turn ended (any outcome, cancelled included)."""
@@ -192,6 +197,7 @@ class StreamClient:
         now = self._clock()
         if end.elapsed is None:
             end = replace(end, elapsed=now - run.t0)
+        obs.ended(end)
         turn = pipeline.close(end, now)
         obs.finished(turn)
         return turn
@@ -253,8 +259,9 @@ class StreamClient:
             content_type=content_type,
         )
 
+        secrets = secret_values(response.request.headers, str(response.request.url))
         if response.status_code >= 400:
-            body = await _read_bounded(chunks, MAX_ERROR_BODY, timeouts.idle)
+            body = scrub(await _read_bounded(chunks, MAX_ERROR_BODY, timeouts.idle), secrets)
             run.ensure_pipeline(content_type)
             return replace(base, kind="http_error", body=body)
 
@@ -272,7 +279,7 @@ class StreamClient:
         if not is_stream:
             rest = await _read_bounded(chunks, MAX_ERROR_BODY - len(head), timeouts.idle)
             run.ensure_pipeline(content_type)
-            return replace(base, kind="not_a_stream", body=head + rest)
+            return replace(base, kind="not_a_stream", body=scrub(head + rest, secrets))
 
         pipeline = run.ensure_pipeline(content_type)
         if guess_warning:

@@ -57,3 +57,25 @@ def redact_url(url: str) -> str:
                 [(k, MASK if k.lower() in SECRET_QUERY_KEYS else v) for k, v in pairs], safe="*"
             )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def secret_values(headers: Mapping[str, str], url: str = "") -> tuple[bytes, ...]:
+    """The secrets a request carries (key headers without their scheme, ``key=`` values),
+    so that anything a server echoes back can be masked before it is shown or written."""
+    found: list[str] = []
+    for name, value in headers.items():
+        if name.lower() in SECRET_HEADERS:
+            scheme, sep, rest = value.partition(" ")
+            found.append(rest if sep and scheme.lower() in ("bearer", "basic", "token") else value)
+    for key, value in parse_qsl(urlsplit(url).query):
+        if key.lower() in SECRET_QUERY_KEYS:
+            found.append(value)
+    return tuple(v.strip().encode() for v in found if len(v.strip()) >= 8)
+
+
+def scrub(data: bytes, secrets: Iterable[bytes]) -> bytes:
+    """``data`` with every secret replaced by the mask."""
+    for secret in secrets:
+        if secret in data:
+            data = data.replace(secret, MASK.encode())
+    return data

@@ -1,0 +1,185 @@
+"""Requests as curl commands and back: quoting, continuations, keys left to $API_KEY."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from streamscope.core.curl import (
+    CurlParseError,
+    ParsedRequest,
+    parse_curl,
+    to_curl,
+    to_httpx_python,
+)
+
+KEY = "sk-CURL-SECRET-1"
+BODY = (
+    '{"model": "gpt-x", "messages": [{"role": "user",'
+    ' "content": "It\'s naïve — 日本語 🚀 \\"q\\" $HOME `x`"}]}'
+)
+
+CASES: list[tuple[str, str, list[tuple[str, str]], bytes | None]] = [
+    (
+        "POST",
+        "https://api.openai.com/v1/chat/completions",
+        [("Authorization", f"Bearer {KEY}"), ("content-type", "application/json")],
+        BODY.encode(),
+    ),
+    (
+        "POST",
+        "https://api.anthropic.com/v1/messages",
+        [("x-api-key", KEY), ("anthropic-version", "2023-06-01"), ("X-Odd", "a'b\"c $d")],
+        b'{"max_tokens": 10}',
+    ),
+    (
+        "POST",
+        f"https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse&key={KEY}",
+        [("x-goog-api-key", KEY)],
+        b"{}",
+    ),
+    ("GET", "http://127.0.0.1:8765/v1/models", [("api-key", KEY)], None),
+    ("POST", "http://h/p?q=a%20b&x=%24y", [("Accept", "text/event-stream")], b"line1\nline2\n"),
+]
+
+
+def expected(
+    method: str, url: str, headers: list[tuple[str, str]], body: bytes | None
+) -> ParsedRequest:
+    out = []
+    for k, v in headers:
+        if k.lower() in ("authorization",):
+            v = "Bearer $API_KEY"
+        elif k.lower() in ("x-api-key", "x-goog-api-key", "api-key"):
+            v = "$API_KEY"
+        out.append((k, v))
+    return ParsedRequest(method, url.replace(KEY, "$API_KEY"), out, body)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[1].split("/")[2])
+def test_to_curl_round_trips_through_parse_curl(
+    case: tuple[str, str, list[tuple[str, str]], bytes | None],
+) -> None:
+    command = to_curl(*case)
+    assert KEY not in command
+    assert "\\\n  -H" in command  # one option per line
+    parsed = parse_curl(command)
+    exp = expected(*case)
+    assert parsed.method == exp.method
+    assert parsed.url == exp.url
+    assert parsed.body == exp.body
+    assert parsed.headers[: len(exp.headers)] == exp.headers
+
+
+def test_the_key_is_expanded_by_the_shell_and_nothing_else_is() -> None:
+    if shutil.which("sh") is None:  # pragma: no cover
+        pytest.skip("no POSIX shell")
+    method, url, headers, _body = CASES[2]
+    command = to_curl(method, url, [*headers, ("X-Odd", "a'b\"c $HOME `x`")], BODY.encode())
+    # Replace curl by a printer of its arguments and run the command in a real shell.
+    script = 'curl() { for a in "$@"; do printf \'%s\\n\' "$a"; done; }\n' + command
+    out = subprocess.run(
+        ["sh", "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "API_KEY": "the-key", "HOME": "/home/x"},
+    ).stdout.splitlines()
+    assert "x-goog-api-key: the-key" in out
+    assert "X-Odd: a'b\"c $HOME `x`" in out
+    assert any(line.endswith("alt=sse&key=the-key") for line in out)
+    assert BODY.split("\n")[0] in "\n".join(out)
+
+
+def test_redacted_headers_also_become_the_variable() -> None:
+    command = to_curl(
+        "POST", "http://h/v1?key=***", {"Authorization": "Bearer ***", "Cookie": "a=b"}, b""
+    )
+    assert '-H "Authorization: Bearer $API_KEY"' in command
+    assert '"http://h/v1?key=$API_KEY"' in command
+    assert "Cookie" not in command and "***" not in command
+
+
+def test_a_binary_body_is_piped_through_base64() -> None:
+    body = b"\xff\x00\xfe"
+    command = to_curl("POST", "http://h/", {}, body)
+    assert command.startswith(f"printf %s {base64.b64encode(body).decode()} | base64 -d | curl ")
+    assert "--data-binary @-" in command
+
+
+def test_parse_a_pasted_multiline_command() -> None:
+    command = r"""curl -sN https://api.example.com/v1/chat/completions \
+  -H "Authorization: Bearer $OPENAI_API_KEY" \
+  -H 'Content-Type: application/json' \
+  --compressed --max-time 30 \
+  -d '{
+    "model": "gpt-4o",
+    "messages": [{"role": "user", "content": "Say \"hi\" — ok"}]
+  }'
+"""
+    parsed = parse_curl(command)
+    assert parsed.method == "POST"
+    assert parsed.url == "https://api.example.com/v1/chat/completions"
+    assert parsed.header("authorization") == "Bearer $OPENAI_API_KEY"
+    assert parsed.body is not None and b'"content": "Say \\"hi\\" \xe2\x80\x94 ok"' in parsed.body
+    assert b"\n" in parsed.body  # newlines inside quotes are the body's own
+
+
+def test_parse_options() -> None:
+    p = parse_curl("curl --json '{\"a\":1}' --url=http://h/x")
+    assert (p.method, p.url, p.body) == ("POST", "http://h/x", b'{"a":1}')
+    assert (
+        p.header("content-type") == "application/json" and p.header("accept") == "application/json"
+    )
+    p = parse_curl("curl -XPUT -Hx-a:1 -u user:pw -d a=1 --data b=2 http://h/")
+    assert p.method == "PUT"
+    assert p.headers[:2] == [("x-a", "1"), ("Authorization", "Basic dXNlcjpwdw==")]
+    assert p.body == b"a=1&b=2"
+    assert p.header("content-type") == "application/x-www-form-urlencoded"
+    p = parse_curl("curl -v --no-buffer -A agent http://h/")
+    assert (p.method, p.body, p.header("user-agent")) == ("GET", None, "agent")
+    p = parse_curl("curl --request post --header 'X: y' --data-binary 'z' http://h/")
+    assert (p.method, p.header("x"), p.body) == ("POST", "y", b"z")
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("wget http://h/", "not a curl command"),
+        ("curl -X", "needs a value"),
+        ("curl -H 'nocolon' http://h/", "without a colon"),
+        ("curl --frobnicate http://h/", "unsupported curl option --frobnicate"),
+        ("curl -d @body.json http://h/", "from a file"),
+        ("curl -H 'x: 'y", "no URL"),
+        ("curl 'unterminated", "cannot split"),
+        ("curl http://a/ http://b/", "more than one URL"),
+    ],
+)
+def test_parse_errors_say_what_is_wrong(command: str, message: str) -> None:
+    with pytest.raises(CurlParseError, match=message):
+        parse_curl(command)
+
+
+def test_to_httpx_python_reads_the_key_from_the_environment() -> None:
+    method, url, headers, _body = CASES[2]
+    source = to_httpx_python(method, url, [*headers, ("X-Odd", "q'\"")], BODY.encode())
+    assert KEY not in source
+    assert 'API_KEY = os.environ["API_KEY"]' in source
+    tree = ast.parse(source)
+    assigned = {
+        node.targets[0].id: node.value  # type: ignore[attr-defined]
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+    }
+    namespace = {"API_KEY": "K"}
+    url_value = eval(compile(ast.Expression(assigned["URL"]), "<url>", "eval"), namespace)
+    headers_value = eval(compile(ast.Expression(assigned["HEADERS"]), "<h>", "eval"), namespace)
+    body_value = eval(compile(ast.Expression(assigned["BODY"]), "<b>", "eval"), namespace)
+    assert url_value == url.replace(KEY, "K")
+    assert headers_value == {"x-goog-api-key": "K", "X-Odd": "q'\""}
+    assert body_value == BODY.encode()
