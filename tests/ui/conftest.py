@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 
 import pytest
@@ -27,3 +28,16 @@ def aloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
         asyncio.set_event_loop(None)
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_qt_thread() -> Iterator[None]:
+    """No automatic GC during a UI test (it could run in a server thread and destroy Qt
+    objects there; see streamscope.ui.gc_guard); collect here, on the Qt thread, after it."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        gc.enable()

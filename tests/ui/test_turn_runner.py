@@ -113,3 +113,23 @@ def test_stop_returns_within_half_a_second_and_keeps_partial_text(
     assert turn.outcome is Outcome.CANCELLED
     assert turn.text.startswith("w0 ")
     assert not runner.running
+
+
+def test_main_thread_collector_collects_cycles_on_schedule(qapp: object) -> None:
+    import gc
+
+    from streamscope.ui.gc_guard import MainThreadCollector
+
+    gc.enable()
+    collector = MainThreadCollector(interval_ms=10_000)
+    try:
+        assert not gc.isenabled()
+        gc.collect()
+        for _ in range(gc.get_threshold()[0] + 10):
+            cycle: list[object] = []
+            cycle.append(cycle)
+        assert collector.check() == 0
+        assert collector.check() is None  # nothing over the threshold now
+    finally:
+        collector.stop()
+    assert gc.isenabled()

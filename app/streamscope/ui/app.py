@@ -26,6 +26,9 @@ def run_app(argv: list[str] | None = None) -> int:
     app.setDesktopFileName("streamscope")
     app.setQuitOnLastWindowClosed(False)  # we end the loop ourselves, after a clean shutdown
 
+    from streamscope.ui.gc_guard import MainThreadCollector
+
+    collector = MainThreadCollector()  # Qt objects must die on the Qt thread
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
@@ -49,6 +52,7 @@ def run_app(argv: list[str] | None = None) -> int:
         pass
     finally:
         wakeup.stop()
+        collector.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
