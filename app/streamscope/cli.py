@@ -5,6 +5,7 @@ No arguments opens the main window. Subcommands run headless and never import Qt
     streamscope send ...         one streamed turn against an endpoint
     streamscope replay FILE ...  a recorded body (or capture) through the same pipeline
     streamscope demo-server ...  the embedded demo endpoint, standalone
+    streamscope export ...       a saved conversation as Markdown or JSON
 
 Exit codes: 0 completed, 3 truncated, 4 error, 130 cancelled, 2 usage error.
 Heavy modules are imported inside the handlers so `--version` and `--help` stay instant.
@@ -38,6 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a subcommand, opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"streamscope {__version__}")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="check this installation (window, fonts, one demo turn), print one line, exit",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     send = sub.add_parser("send", help="send one streamed turn and print the result")
@@ -55,10 +61,28 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_argument("--raw", action="store_true", help="print every frame with its time offset")
 
     replay = sub.add_parser("replay", help="run a recorded stream through the pipeline")
-    replay.add_argument("file", metavar="FILE", help="raw response body or capture; - for stdin")
-    replay.add_argument("--dialect", choices=(*DIALECTS, "auto"), default="auto")
+    replay.add_argument(
+        "file",
+        metavar="FILE",
+        help="raw response body, .sscap capture or repro bundle .zip; - for stdin",
+    )
+    replay.add_argument(
+        "--dialect",
+        choices=(*DIALECTS, "auto"),
+        default=None,
+        help="default: the capture's own dialect, else auto",
+    )
     replay.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     replay.add_argument("--raw", action="store_true", help="print every frame with its offset")
+
+    export = sub.add_parser("export", help="write a saved conversation as Markdown or JSON")
+    which = export.add_mutually_exclusive_group()
+    which.add_argument("--conversation", type=int, metavar="ID", help="conversation id")
+    which.add_argument(
+        "--last", action="store_true", help="the most recently updated one (the default)"
+    )
+    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
 
     demo = sub.add_parser("demo-server", help="run the built-in demo endpoint")
     demo.add_argument("--host", default="127.0.0.1")
@@ -69,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.self_test:
+        from streamscope import selftest
+
+        return selftest.run()
     if args.command is None:
         from streamscope.ui.app import run_app
 
@@ -77,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope import headless
 
         return headless.run(args)
+    if args.command == "export":
+        from streamscope.core.export import run_export
+
+        return run_export(args)
     if args.command == "demo-server":
         from streamscope.demo.server import serve_forever
 
