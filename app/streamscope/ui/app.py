@@ -5,11 +5,16 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from streamscope import __version__
+
+if TYPE_CHECKING:
+    from streamscope.core.capture import CaptureStore
+    from streamscope.core.store import Store
 
 
 def run_app(argv: list[str] | None = None) -> int:
@@ -26,13 +31,23 @@ def run_app(argv: list[str] | None = None) -> int:
     app.setDesktopFileName("streamscope")
     app.setQuitOnLastWindowClosed(False)  # we end the loop ourselves, after a clean shutdown
 
+    from streamscope.ui.single_instance import SingleInstance
+
+    instance = SingleInstance()
+    if not instance.acquire():
+        print("StreamScope is already running for this profile; brought it to the front.")
+        return 0
+    setup_logging()
+    store, captures = open_profile()
+
     from streamscope.ui.gc_guard import MainThreadCollector
 
     collector = MainThreadCollector()  # Qt objects must die on the Qt thread
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
-    window = MainWindow()
+    window = MainWindow(store=store, captures=captures)
+    instance.raiseRequested.connect(window.bring_to_front)
     window.closed.connect(closed.set)
     app.aboutToQuit.connect(closed.set)  # e.g. the display went away
     window.show()
@@ -53,6 +68,48 @@ def run_app(argv: list[str] | None = None) -> int:
     finally:
         wakeup.stop()
         collector.stop()
+        if store is not None:
+            store.close()
+        instance.release()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
+
+
+def setup_logging() -> None:
+    """A rotating log in the profile's log folder (outcomes and errors; never keys)."""
+    import logging
+    from logging.handlers import RotatingFileHandler
+
+    from streamscope.core import paths
+
+    folder = paths.log_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = RotatingFileHandler(
+        folder / "streamscope.log", maxBytes=1 << 20, backupCount=3, encoding="utf-8"
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("streamscope")
+    root.setLevel(logging.INFO)
+    root.addHandler(handler)
+    root.info("StreamScope %s starting", __version__)
+
+
+def open_profile() -> tuple[Store | None, CaptureStore | None]:
+    """The conversation database and the capture folder; turns left "streaming" by a crash
+    are marked truncated (safe: this process holds the profile's single-instance lock)."""
+    import logging
+
+    from streamscope.core.capture import CaptureStore
+    from streamscope.core.store import Store
+
+    log = logging.getLogger("streamscope")
+    try:
+        store = Store()
+    except Exception as exc:  # a broken database must not stop the app from opening
+        log.error("could not open the conversation database: %s", exc)
+        return None, None
+    recovered = store.recover_interrupted()
+    if recovered:
+        log.info("marked %d interrupted turn(s) as truncated", len(recovered))
+    return store, CaptureStore(store=store)

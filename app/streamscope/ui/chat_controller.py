@@ -9,18 +9,21 @@ itself all happen in tasks it owns and cancels.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
 from PySide6.QtCore import QObject, Signal
 
+from streamscope.core.capture import Capture, CaptureRecorder
 from streamscope.core.chat import ChatHistory, ToolResult
 from streamscope.core.client import StreamClient
-from streamscope.core.conversation import ToolDefinition
+from streamscope.core.conversation import ToolCall, ToolDefinition
 from streamscope.core.dialects import get_dialect
 from streamscope.core.endpoints import Endpoint
 from streamscope.core.events import ToolCallDelta, ToolCallDone, ToolCallStarted
+from streamscope.core.session import ChatSession
 from streamscope.core.turn import Outcome, ToolCallState, Turn
 from streamscope.ui.chat_view import AssistantCard, ChatView
 from streamscope.ui.demo_service import DemoService
@@ -64,6 +67,9 @@ class _LiveToolCalls:
         ]
 
 
+_log = logging.getLogger("streamscope.chat")
+
+
 class ChatController(QObject):
     """Sends what the composer submits; see the module docstring."""
 
@@ -94,18 +100,25 @@ class ChatController(QObject):
         self.demo = demo
         self.client = StreamClient()
         self.runner = TurnRunner(self.client, self)
-        self.history = ChatHistory()
+        self.session = ChatSession()
+        self._recorder: CaptureRecorder | None = None
         self._card: AssistantCard | None = None
         self._live_tools = _LiveToolCalls()
         self._tokens = 0
         self._prepare: asyncio.Task[None] | None = None
         self.answer_cards: list[AssistantCard] = []
+        self.last_capture: Capture | None = None
+        self._replaying: Capture | None = None
         self.runner.turnStarted.connect(self._on_runner_turn_started)
         self.runner.responseStarted.connect(self._on_runner_response_started)
         self.runner.turnProgressed.connect(self._on_runner_turn_progressed)
         self.runner.turnFinished.connect(self._on_runner_turn_finished)
 
     # -- commands ------------------------------------------------------------------------
+
+    @property
+    def history(self) -> ChatHistory:
+        return self.session.history
 
     @property
     def busy(self) -> bool:
@@ -115,7 +128,8 @@ class ChatController(QObject):
         """Send a new user message."""
         if self.busy:
             return
-        self.history.add_user(text)
+        endpoint = self._endpoint()
+        self.session.user_sent(text, endpoint_name=endpoint.name, model=endpoint.model)
         self.chat.add_user_message(text)
         self._start_turn()
 
@@ -136,7 +150,7 @@ class ChatController(QObject):
         if self.busy:
             return None
         try:
-            text = self.history.edit_last_user()
+            text = self.session.edit_last()
         except ValueError:
             return None
         self._rebuild_view()
@@ -146,7 +160,7 @@ class ChatController(QObject):
         count = self.history.alternatives()[1]
         if self.busy or not 0 <= index < count:
             return
-        self.history.choose(index)
+        self.session.choose(index)
         cards = self.answer_cards[-count:]
         for i, card in enumerate(cards):
             card.setVisible(i == index)
@@ -156,8 +170,22 @@ class ChatController(QObject):
         """Continue the turn with the user's answers to the tool calls."""
         if self.busy or not results:
             return
-        self.history.add_tool_results(results)
+        self.session.tool_results(results)
         self._start_turn()
+
+    def replay(self, capture: Capture, *, speed: float | None, label: str) -> bool:
+        """Show a recorded turn exactly as it went live: chat card, inspector, status bar.
+        A replay is not added to the conversation."""
+        if self.busy:
+            return False
+        self._replaying = capture
+        self._card = self.chat.begin_assistant_message(label)
+        self._live_tools = _LiveToolCalls()
+        self._tokens = 0
+        self.status.show_started(label)
+        self.busyChanged.emit(True)
+        self.runner.start_replay(capture, speed=speed)
+        return True
 
     def stop(self) -> None:
         if self._prepare is not None and not self._prepare.done():
@@ -173,13 +201,12 @@ class ChatController(QObject):
         await self.client.aclose()
         await self.demo.aclose()
 
-    def new_conversation(self) -> None:
+    def open_session(self, session: ChatSession) -> None:
+        """Show another conversation (a new one, or one loaded from the store)."""
         if self.busy:
             return
-        self.history = ChatHistory()
-        self.answer_cards = []
-        self.chat.clear()
-        self.historyChanged.emit()
+        self.session = session
+        self._rebuild_view()
 
     # -- a turn --------------------------------------------------------------------------
 
@@ -191,6 +218,7 @@ class ChatController(QObject):
         self._card = self.chat.begin_assistant_message(label)
         self._card.resultsSubmitted.connect(self._on_card_results_submitted)
         self.answer_cards.append(self._card)
+        self.session.answer_started(alternative=alternative)
         self._live_tools = _LiveToolCalls()
         self._tokens = 0
         self.status.show_started(endpoint.name)
@@ -221,8 +249,13 @@ class ChatController(QObject):
             api_key=api_key,
             extra_headers=self._headers(endpoint),
         )
+        self._recorder = CaptureRecorder(endpoint.dialect)
         self.runner.start(
-            spec, dialect=endpoint.dialect, timeouts=endpoint.timeouts(), tls=endpoint.tls()
+            spec,
+            dialect=endpoint.dialect,
+            timeouts=endpoint.timeouts(),
+            tls=endpoint.tls(),
+            observers=[self._recorder],
         )
 
     def _on_prepare_done(self, task: asyncio.Task[None]) -> None:
@@ -234,9 +267,10 @@ class ChatController(QObject):
             self._fail_before_start(f"Could not send: {type(exc).__name__}: {exc}")
 
     def _fail_before_start(self, message: str) -> None:
+        turn = Turn(outcome=Outcome.ERROR, reason=message)
         if self._card is not None:
-            self._card.finish(Turn(outcome=Outcome.ERROR, reason=message))
-        self.history.cancel_regenerate()
+            self._card.finish(turn)
+        self.session.answer_finished(turn)
         self.status.show_message(message)
         self.busyChanged.emit(False)
 
@@ -257,8 +291,19 @@ class ChatController(QObject):
             if batch.text:
                 self._tokens += len(batch.text)
                 card.append_text("".join(batch.text))
-            if self._live_tools.apply(batch):
+            tools_changed = self._live_tools.apply(batch)
+            if tools_changed:
                 card.set_tool_calls(self._live_tools.states())
+            if self._replaying is None:
+                calls = self._live_tools.states() if tools_changed else None
+                self.session.answer_progressed(
+                    "".join(batch.text),
+                    "".join(batch.reasoning),
+                    batch.reasoning_channel,
+                    [ToolCall(c.id, c.name or "", c.arguments) for c in calls]
+                    if calls is not None
+                    else None,
+                )
         self.inspector.add_progress(batch)
         self.status.show_progress(batch, self._tokens)
         if at_bottom:
@@ -270,7 +315,15 @@ class ChatController(QObject):
             self._card.finish(turn)
         self.inspector.finish_turn(turn)
         self.status.show_turn(turn, self.inspector.frames_model.rowCount())
-        self.history.add_answer(turn)
+        replayed, self._replaying = self._replaying, None
+        if replayed is not None:
+            self.last_capture = replayed
+        else:
+            recorder, self._recorder = self._recorder, None
+            capture = recorder.capture if recorder and recorder.turn is not None else None
+            self.last_capture = capture
+            self.session.answer_finished(turn, capture)
+            _log.info("turn finished: %s", turn.summary())
         self.busyChanged.emit(False)
         self.historyChanged.emit()
         if at_bottom:

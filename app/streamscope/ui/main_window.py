@@ -8,7 +8,9 @@ endpoint and the model — for the built-in demo, the model menu is the scenario
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, Signal
@@ -16,9 +18,9 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
+    QFileDialog,
+    QInputDialog,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QMainWindow,
     QMessageBox,
     QPushButton,
@@ -31,9 +33,11 @@ from PySide6.QtWidgets import (
 from streamscope import __version__
 from streamscope.core import paths
 from streamscope.core.endpoints import Endpoint, EndpointSettings, EndpointStore
+from streamscope.core.session import ChatSession
 from streamscope.ui.chat_controller import ChatController
 from streamscope.ui.chat_view import ChatView
 from streamscope.ui.composer import Composer
+from streamscope.ui.conversations_panel import ConversationsPanel
 from streamscope.ui.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
 from streamscope.ui.resources import app_icon
@@ -41,7 +45,9 @@ from streamscope.ui.status_panel import StatusPanel
 from streamscope.ui.tools_panel import ToolsPanel
 
 if TYPE_CHECKING:
+    from streamscope.core.capture import CaptureStore
     from streamscope.core.secrets import SecretStore
+    from streamscope.core.store import Store
 
 WELCOME = """\
 ### Welcome to StreamScope
@@ -63,8 +69,16 @@ Use **Endpoint → Endpoints…** to add OpenAI, Anthropic, Gemini, Ollama or an
 class MainWindow(QMainWindow):
     closed = Signal()
 
-    def __init__(self, *, demo_speed: float = 1.0) -> None:
+    def __init__(
+        self,
+        *,
+        demo_speed: float = 1.0,
+        store: Store | None = None,
+        captures: CaptureStore | None = None,
+    ) -> None:
         super().__init__()
+        self.store = store
+        self.captures = captures
         self.setWindowTitle("StreamScope")
         self.setWindowIcon(app_icon())
         self.setDockOptions(
@@ -91,16 +105,13 @@ class MainWindow(QMainWindow):
         self.inspector_dock = self._dock(
             "Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea
         )
-        self.conversations = QListWidget(self)
-        new_button = QPushButton("+ New conversation", self)
-        new_button.clicked.connect(self._on_new_conversation)
-        side = QWidget(self)
-        side_layout = QVBoxLayout(side)
-        side_layout.setContentsMargins(4, 4, 4, 4)
-        side_layout.addWidget(self.conversations, 1)
-        side_layout.addWidget(new_button)
+        self.conversations = ConversationsPanel(store, self)
+        self.conversations.newRequested.connect(self._on_new_conversation)
+        self.conversations.conversationChosen.connect(self._on_conversation_chosen)
+        self.conversations.exportRequested.connect(self._on_export_conversation)
+        self.conversations.deleted.connect(self._on_conversation_deleted)
         self.conversations_dock = self._dock(
-            "Conversations", side, Qt.DockWidgetArea.LeftDockWidgetArea
+            "Conversations", self.conversations, Qt.DockWidgetArea.LeftDockWidgetArea
         )
         self.tools_panel = ToolsPanel(self)
         self.tools_dock = self._dock(
@@ -138,8 +149,7 @@ class MainWindow(QMainWindow):
         self._build_toolbar()
         self._build_menus()
         self._restore_settings()
-        self._show_welcome()
-        self._on_new_conversation()
+        self._open_session(ChatSession(store, captures))
         self.composer.editor.setFocus()
         self.status.show_message("Ready")
 
@@ -201,6 +211,15 @@ class MainWindow(QMainWindow):
         new_action.triggered.connect(self._on_new_conversation)
         file_menu.addAction(new_action)
         file_menu.addSeparator()
+        for text, slot in (
+            ("Open capture…", self._on_open_capture),
+            ("Save capture of the last turn…", self._on_save_capture),
+            ("Export repro bundle of the last turn…", self._on_export_bundle),
+        ):
+            action = QAction(text, self)
+            action.triggered.connect(slot)
+            file_menu.addAction(action)
+        file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
@@ -221,6 +240,9 @@ class MainWindow(QMainWindow):
         stop.triggered.connect(self.controller.stop)
         self.addAction(stop)
         help_menu = menu.addMenu("&Help")
+        logs = QAction("Open &log folder", self)
+        logs.triggered.connect(self._on_open_logs)
+        help_menu.addAction(logs)
         about = QAction("&About StreamScope", self)
         about.triggered.connect(self._on_about)
         help_menu.addAction(about)
@@ -338,16 +360,52 @@ class MainWindow(QMainWindow):
 
     # -- conversation --------------------------------------------------------------------
 
+    def _open_session(self, session: ChatSession) -> None:
+        self.controller.open_session(session)
+        if not len(session.history):
+            self._show_welcome()
+        elif session.has_more:
+            self.chat.add_notice("Older messages of this conversation are not shown.")
+        self.conversations.set_current(session.conversation_id)
+        self._update_alternatives()
+
     def _on_new_conversation(self) -> None:
-        if self.controller.busy:
+        if self.controller.busy or not len(self.controller.history):
             return
-        if len(self.controller.history) == 0 and self.conversations.count():
-            return  # the current conversation is still empty
-        self.controller.new_conversation()
-        self._show_welcome()
-        item = QListWidgetItem("New conversation")
-        self.conversations.insertItem(0, item)
-        self.conversations.setCurrentItem(item)
+        self._open_session(ChatSession(self.store, self.captures))
+
+    def _on_conversation_chosen(self, conversation_id: int) -> None:
+        if self.store is None or self.controller.busy:
+            return
+        try:
+            session = ChatSession.open(self.store, self.captures, conversation_id)
+        except KeyError:
+            self.conversations.refresh()
+            return
+        self._open_session(session)
+
+    def _on_conversation_deleted(self, conversation_id: int) -> None:
+        if self.controller.session.conversation_id == conversation_id and not self.controller.busy:
+            self._open_session(ChatSession(self.store, self.captures))
+
+    def _on_export_conversation(self, conversation_id: int, fmt: str) -> None:
+        from streamscope.core.export import conversation_to_json, conversation_to_markdown
+
+        if self.store is None:
+            return
+        suffix = "md" if fmt == "md" else "json"
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export conversation", f"conversation-{conversation_id}.{suffix}"
+        )
+        if not path:
+            return
+        conv = self.store.load_conversation(conversation_id, limit=None)
+        if fmt == "md":
+            text = conversation_to_markdown(conv)
+        else:
+            text = json.dumps(conversation_to_json(conv), ensure_ascii=False, indent=2)
+        Path(path).write_text(text, encoding="utf-8")
+        self.status.show_message(f"Exported to {path}")
 
     def _on_composer_edit_last(self) -> None:
         text = self.controller.edit_last()
@@ -357,21 +415,85 @@ class MainWindow(QMainWindow):
     def _on_controller_busy_changed(self, busy: bool) -> None:
         self.composer.set_running(busy)
         self.endpoint_combo.setEnabled(not busy)
+        self.conversations.setEnabled(not busy)
         if not busy:
             self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
             self._update_alternatives()
 
     def _on_controller_history_changed(self) -> None:
-        item = self.conversations.currentItem()
-        first = self.controller.history.last_user_text() if item else None
-        entries = self.controller.history.entries()
-        users = [p for k, p in entries if k == "user"]
-        if item is not None and users:
-            title = str(users[0]).splitlines()[0][:48]
-            item.setText(title or "New conversation")
-        elif item is not None and first is None:
-            item.setText("New conversation")
+        session = self.controller.session
+        if session.conversation_id is not None and session.conversation_id not in (
+            self.conversations.ids()
+        ):
+            self.conversations.set_current(session.conversation_id)
         self._update_alternatives()
+
+    # -- captures ------------------------------------------------------------------------
+
+    def _on_open_capture(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self,
+            "Open capture",
+            "",
+            "Captures and bundles (*.sscap *.zip);;All files (*)",
+        )
+        if not path:
+            return
+        speeds = {"Instantly": None, "At recorded speed": 1.0, "10× faster": 10.0}
+        choice, ok = QInputDialog.getItem(
+            self, "Replay", "Replay the capture:", list(speeds), 0, False
+        )
+        if ok:
+            self.open_capture(Path(path), speed=speeds[choice])
+
+    def open_capture(self, path: Path, *, speed: float | None = None) -> bool:
+        """Replay a capture or repro bundle through the pipeline into the window."""
+        from streamscope.core.bundle import is_bundle, read_repro_bundle
+        from streamscope.core.capture import CaptureError, read_capture
+
+        try:
+            with path.open("rb") as f:
+                head = f.read(64)
+            capture = read_repro_bundle(path) if is_bundle(head) else read_capture(path)
+        except (OSError, CaptureError, ValueError) as exc:
+            QMessageBox.warning(self, "Open capture", f"{path.name}: {exc}")
+            return False
+        return self.controller.replay(capture, speed=speed, label=f"replay · {path.name}")
+
+    def _on_save_capture(self) -> None:
+        from streamscope.core.capture import write_capture
+
+        capture = self.controller.last_capture
+        if capture is None:
+            self.status.show_message("No turn to save yet")
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save capture", "turn.sscap", "StreamScope captures (*.sscap)"
+        )
+        if path:
+            write_capture(Path(path), capture)
+            self.status.show_message(f"Capture saved to {path}")
+
+    def _on_export_bundle(self) -> None:
+        from streamscope.core.bundle import write_repro_bundle
+
+        capture = self.controller.last_capture
+        turn = self.controller.runner.last_turn
+        if capture is None or turn is None:
+            self.status.show_message("No turn to export yet")
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export repro bundle", "streamscope-repro.zip", "Zip files (*.zip)"
+        )
+        if path:
+            write_repro_bundle(Path(path), capture, turn, app_version=__version__)
+            self.status.show_message(f"Repro bundle written to {path}")
+
+    def _on_open_logs(self) -> None:
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
 
     def _update_alternatives(self) -> None:
         chosen, count = self.controller.history.alternatives()
@@ -422,6 +544,12 @@ class MainWindow(QMainWindow):
         settings.setValue("state", self.saveState())
         settings.setValue("inspector_tab", self.inspector.currentIndex())
         settings.sync()
+
+    def bring_to_front(self) -> None:
+        """Another start of the app asked this window to show itself."""
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
 
     async def shutdown(self) -> None:
         """Stop a running turn, close the network and the demo server (awaited on exit)."""

@@ -18,15 +18,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from streamscope.core.capture import Capture, MultiObserver, replay_capture
 from streamscope.core.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
 from streamscope.core.dialects.base import RequestSpec
 from streamscope.core.events import ReasoningDelta, StreamEvent, TextDelta
 from streamscope.core.pipeline import ParsedFrame, PipelineUpdate
-from streamscope.core.turn import Turn
+from streamscope.core.turn import Outcome, Turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,9 +77,10 @@ class _Collector(TurnObserver):
         self.runner.responseStarted.emit(status, headers)
 
     def read(self, data: bytes, t: float) -> None:
-        batch = self.runner._pending
-        batch.reads.append((data, t))
-        self.runner._bytes += len(data)
+        runner = self.runner
+        runner._pending.reads.append((data, t))
+        runner._bytes += len(data)
+        runner._last_t = t
 
     def progressed(self, update: PipelineUpdate, t: float) -> None:
         runner = self.runner
@@ -119,6 +122,8 @@ class TurnRunner(QObject):
         self._bytes = 0
         self._frames = 0
         self._t0 = 0.0
+        self._last_t = 0.0
+        self._replaying = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(self.min_interval_ms)
@@ -136,19 +141,50 @@ class TurnRunner(QObject):
         dialect: str,
         timeouts: StreamTimeouts = StreamTimeouts(),
         tls: TLSOptions = TLSOptions(),
+        observers: Sequence[TurnObserver] = (),
     ) -> asyncio.Task[Turn]:
-        """Start a turn (the previous one must have finished)."""
+        """Start a turn (the previous one must have finished). ``observers`` see the turn
+        too (a capture recorder, say), before the runner's own collector."""
+        observer = self._prepare(dialect, observers)
+        return self._own(
+            self.client.run_turn(
+                spec, dialect=dialect, timeouts=timeouts, tls=tls, observer=observer
+            )
+        )
+
+    def start_replay(
+        self, capture: Capture, *, speed: float | None = None, dialect: str | None = None
+    ) -> asyncio.Task[Turn]:
+        """Replay a capture through the same pipeline and the same signals as a live turn:
+        instantly (``speed=None``), at the recorded pace (1.0) or faster."""
+        observer = self._prepare(dialect or capture.dialect, ())
+        self._replaying = True
+
+        async def replay() -> Turn:
+            try:
+                return await replay_capture(
+                    capture, speed=speed, observer=observer, dialect=dialect
+                )
+            except asyncio.CancelledError:
+                turn = Turn(outcome=Outcome.CANCELLED, reason="Replay cancelled by you")
+                observer.finished(turn)
+                raise
+
+        return self._own(replay())
+
+    def _prepare(self, dialect: str, observers: Sequence[TurnObserver]) -> TurnObserver:
         if self.running:
             raise RuntimeError("a turn is already running")
         self._pending = ProgressBatch()
         self._bytes = self._frames = 0
         self._dialect = dialect
+        self._replaying = False
         self.last_turn = None
-        self._task = asyncio.ensure_future(
-            self.client.run_turn(
-                spec, dialect=dialect, timeouts=timeouts, tls=tls, observer=_Collector(self)
-            )
-        )
+        collector = _Collector(self)
+        return MultiObserver(*observers, collector) if observers else collector
+
+    def _own(self, coro: Coroutine[object, object, Turn]) -> asyncio.Task[Turn]:
+        self._task = asyncio.ensure_future(coro)
         self._task.add_done_callback(_consume_result)
         return self._task
 
@@ -188,7 +224,8 @@ class TurnRunner(QObject):
         self._pending = ProgressBatch()
         batch.total_bytes = self._bytes
         batch.total_frames = self._frames
-        batch.elapsed = time.monotonic() - self._t0
+        now = self._last_t if self._replaying else time.monotonic()
+        batch.elapsed = now - self._t0
         started = time.perf_counter()
         self.flushes += 1
         self.turnProgressed.emit(batch)

@@ -1,0 +1,97 @@
+"""Screenshots of the real window against the built-in demo, for the README and for looking.
+
+    .venv/bin/python tests/tools/screenshots.py [--out DIR] [--scenario demo-tools ...]
+
+Starts Xvfb when there is no display (apt-get install xvfb imagemagick fonts-noto-cjk
+fonts-noto-color-emoji), opens StreamScope on a throw-away profile, sends one message per
+scenario and saves `import -window root` screenshots (one per scenario, plus each inspector
+tab for the first one). Not part of the test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DRIVER = r"""
+import asyncio, subprocess, sys
+from PySide6.QtWidgets import QApplication
+import qasync
+from streamscope.ui.main_window import MainWindow
+
+out, scenarios = sys.argv[1], sys.argv[2:]
+app = QApplication(sys.argv[:1])
+app.setQuitOnLastWindowClosed(False)
+loop = qasync.QEventLoop(app)
+asyncio.set_event_loop(loop)
+window = MainWindow(demo_speed=3.0)
+window.setGeometry(0, 0, 1440, 900)
+window.show()
+
+def shot(name):
+    app.processEvents()
+    subprocess.run(["import", "-window", "root", f"{out}/{name}.png"], check=True)
+
+async def main():
+    await asyncio.sleep(1.0)
+    for i, scenario in enumerate(scenarios):
+        window.model_combo.setCurrentText(scenario)
+        window.composer.editor.setPlainText("What's the weather and the time in Zürich?")
+        window.composer._on_submit()
+        await asyncio.sleep(0.3)
+        await window.controller.runner.wait()
+        await asyncio.sleep(1.5)
+        shot(scenario)
+        if i == 0:
+            for tab in range(1, window.inspector.count()):
+                window.inspector.setCurrentIndex(tab)
+                await asyncio.sleep(0.5)
+                shot(f"{scenario}-{window.inspector.tabText(tab).lower().replace(' ', '-')}")
+            window.inspector.setCurrentIndex(0)
+    await window.shutdown()
+
+with loop:
+    loop.run_until_complete(main())
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default="shots")
+    parser.add_argument("--scenario", action="append", dest="scenarios")
+    args = parser.parse_args()
+    scenarios = args.scenarios or ["demo-tools", "demo", "demo-cut", "demo-error-429"]
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    for tool in ("Xvfb", "import"):
+        if shutil.which(tool) is None and (tool == "import" or not os.environ.get("DISPLAY")):
+            print(f"missing {tool}: apt-get install xvfb imagemagick", file=sys.stderr)
+            return 1
+    env = dict(os.environ, STREAMSCOPE_HOME=tempfile.mkdtemp(prefix="streamscope-shots-"))
+    xvfb = None
+    if not os.environ.get("DISPLAY"):
+        env["DISPLAY"] = ":93"
+        xvfb = subprocess.Popen(["Xvfb", ":93", "-screen", "0", "1440x900x24", "-nolisten", "tcp"])
+        time.sleep(1.0)
+    env.pop("QT_QPA_PLATFORM", None)
+    try:
+        subprocess.run(
+            [sys.executable, "-c", DRIVER, str(out), *scenarios], env=env, check=True, timeout=300
+        )
+    finally:
+        if xvfb is not None:
+            xvfb.terminate()
+            xvfb.wait(5)
+    for png in sorted(out.glob("*.png")):
+        print(png)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

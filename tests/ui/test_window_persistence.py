@@ -1,0 +1,215 @@
+"""The window with a real profile: conversations saved and reopened, captures replayed,
+one instance per profile, and a killed app process losing at most a second of text."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import qasync
+from pytestqt.qtbot import QtBot
+
+from streamscope.core.capture import CaptureStore
+from streamscope.core.store import Store
+from streamscope.core.turn import Outcome, Turn
+from streamscope.ui.main_window import MainWindow
+
+
+@pytest.fixture
+def profile(tmp_path: Path) -> Iterator[tuple[Store, CaptureStore]]:
+    store = Store(tmp_path / "streamscope.db")
+    yield store, CaptureStore(tmp_path / "captures", store=store)
+    store.close()
+
+
+@pytest.fixture
+def window(
+    qtbot: QtBot, aloop: qasync.QEventLoop, profile: tuple[Store, CaptureStore]
+) -> Iterator[MainWindow]:
+    store, captures = profile
+    win = MainWindow(demo_speed=25, store=store, captures=captures)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    aloop.run_until_complete(win.shutdown())
+
+
+def send(window: MainWindow, aloop: qasync.QEventLoop, model: str, text: str) -> Turn:
+    window.model_combo.setCurrentText(model)
+    window.composer.editor.setPlainText(text)
+    window.composer._on_submit()
+
+    async def wait() -> Turn:
+        await asyncio.sleep(0.05)
+        for _ in range(500):
+            if not window.controller.busy and window.controller.runner.last_turn is not None:
+                break
+            await asyncio.sleep(0.01)
+        turn = await window.controller.runner.wait()
+        assert turn is not None
+        return turn
+
+    return aloop.run_until_complete(wait())
+
+
+def test_conversations_are_saved_listed_reopened_and_deleted_with_undo(
+    window: MainWindow, aloop: qasync.QEventLoop, profile: tuple[Store, CaptureStore]
+) -> None:
+    store, _ = profile
+    send(window, aloop, "demo", "First question about streams")
+    send(window, aloop, "demo-length", "And a follow-up")
+    conv_id = window.controller.session.conversation_id
+    assert conv_id is not None
+    assert window.conversations.ids() == [conv_id]
+    saved = store.load_conversation(conv_id)
+    assert [m.role for m in saved.messages] == ["user", "assistant", "user", "assistant"]
+    assert saved.messages[1].turn is not None
+    assert saved.messages[1].turn.outcome is Outcome.COMPLETED
+    assert saved.messages[1].turn.capture_id  # every turn keeps its bytes
+
+    window._on_new_conversation()
+    send(window, aloop, "demo-cut", "Second conversation")
+    assert len(window.conversations.ids()) == 2
+
+    window.conversations.search.setText("follow-up")
+    window.conversations.refresh()
+    assert window.conversations.ids() == [conv_id]
+    window.conversations.search.setText("")
+    window.conversations.refresh()
+
+    window._on_conversation_chosen(conv_id)  # reopen the first one
+    assert window.controller.session.conversation_id == conv_id
+    texts = [m.text for m in window.controller.history.messages()]
+    assert texts[0] == "First question about streams" and len(texts) == 4
+    assert "First question about streams" in window.controller.answer_cards[0].text()
+
+    window.conversations.delete(conv_id)
+    assert conv_id not in window.conversations.ids()
+    assert window.conversations.undo_button.isVisibleTo(window)
+    window.conversations.undo_delete()
+    assert conv_id in window.conversations.ids()
+
+
+def test_a_saved_capture_replays_into_the_window_identically(
+    window: MainWindow, aloop: qasync.QEventLoop, tmp_path: Path
+) -> None:
+    from streamscope.core.capture import write_capture
+
+    live = send(window, aloop, "demo-tools", "tools please")
+    capture = window.controller.last_capture
+    assert capture is not None
+    path = tmp_path / "turn.sscap"
+    write_capture(path, capture)
+    live_frames = window.inspector.frames_model.rowCount()
+
+    assert window.open_capture(path, speed=None)
+    replayed = aloop.run_until_complete(window.controller.runner.wait())
+    assert replayed is not None
+    assert replayed.outcome is live.outcome
+    assert [c.arguments for c in replayed.tool_calls] == [c.arguments for c in live.tool_calls]
+    assert window.inspector.frames_model.rowCount() == live_frames
+    assert window.status.text().startswith("Completed · tool_calls")
+    # a replay is shown, not added to the conversation
+    assert len(window.controller.history.messages()) == 2
+
+
+def test_a_second_instance_brings_the_first_to_the_front(qapp: object) -> None:
+    from streamscope.ui.single_instance import SingleInstance
+
+    first, second = SingleInstance(), SingleInstance()
+    raised: list[bool] = []
+    first.raiseRequested.connect(lambda: raised.append(True))
+    try:
+        assert first.acquire()
+        assert not second.acquire()
+        deadline = time.monotonic() + 5
+        from PySide6.QtCore import QCoreApplication
+
+        while not raised and time.monotonic() < deadline:
+            QCoreApplication.processEvents()
+            time.sleep(0.01)
+        assert raised
+    finally:
+        first.release()
+
+
+CHILD = r"""
+import asyncio, os, sys, time
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from PySide6.QtWidgets import QApplication
+import qasync
+from streamscope.ui.app import open_profile
+from streamscope.ui.gc_guard import MainThreadCollector
+from streamscope.ui.main_window import MainWindow
+
+app = QApplication([])
+collector = MainThreadCollector()
+loop = qasync.QEventLoop(app)
+asyncio.set_event_loop(loop)
+store, captures = open_profile()
+window = MainWindow(demo_speed=4, store=store, captures=captures)
+window.show()
+
+def on_progress(batch):
+    text = "".join(batch.text)
+    if text:
+        print(f"{time.time():.3f}\t{text!r}", flush=True)
+
+window.controller.runner.turnProgressed.connect(on_progress)
+
+async def main():
+    window.model_combo.setCurrentText("demo-slow")
+    window.controller.send("tell me slowly")
+    await asyncio.sleep(120)
+
+with loop:
+    loop.run_until_complete(main())
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
+def test_killing_the_app_mid_stream_loses_at_most_a_second(tmp_path: Path) -> None:
+    env = dict(os.environ, STREAMSCOPE_HOME=str(tmp_path))
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert child.stdout is not None
+    received: list[tuple[float, str]] = []
+    deadline = time.monotonic() + 60
+    while len(received) < 10 and time.monotonic() < deadline:
+        line = child.stdout.readline().decode()
+        if not line:
+            break
+        stamp, text = line.rstrip("\n").split("\t", 1)
+        received.append((float(stamp), eval(text)))  # repr of a str, from our own child
+    killed_at = time.time()
+    child.send_signal(signal.SIGKILL)
+    _, err = child.communicate(timeout=10)
+    assert len(received) >= 10, err.decode()
+
+    store = Store(tmp_path / "data" / "streamscope.db")
+    try:
+        recovered = store.recover_interrupted()
+        assert len(recovered) == 1
+        conv = store.most_recent_conversation()
+        assert conv is not None
+        messages = store.load_conversation(conv.id).messages
+        answer = messages[-1]
+        assert answer.role == "assistant" and answer.turn is not None
+        assert answer.turn.outcome is Outcome.TRUNCATED
+        assert answer.turn.reason == "app closed during the stream"
+        full = "".join(text for _, text in received)
+        assert full.startswith(answer.text)  # what was saved is what arrived
+        one_second_before = "".join(t for stamp, t in received if stamp <= killed_at - 1.0)
+        assert answer.text.startswith(one_second_before), (answer.text, one_second_before)
+        assert json.dumps(answer.text)  # readable text, not bytes
+    finally:
+        store.close()
