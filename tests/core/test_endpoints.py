@@ -289,3 +289,13 @@ def test_nothing_is_written_at_import(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert not home.exists()
+
+
+def test_a_key_in_the_base_url_is_not_saved(tmp_path: Path) -> None:
+    from streamscope.core.endpoints import endpoint_to_dict, strip_url_secrets
+
+    url = "https://generativelanguage.googleapis.com/v1beta?key=sk-URLKEY-123&alt=sse"
+    assert strip_url_secrets(url) == "https://generativelanguage.googleapis.com/v1beta?alt=sse"
+    assert strip_url_secrets("http://h/v1") == "http://h/v1"
+    ep = replace(new_endpoint("gemini"), base_url=url)
+    assert "sk-URLKEY-123" not in json.dumps(endpoint_to_dict(ep))

@@ -26,13 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
 from streamscope.core import paths
 from streamscope.core.client import StreamTimeouts, TLSOptions
 from streamscope.core.dialects.anthropic import ANTHROPIC_VERSION
-from streamscope.core.redact import SECRET_HEADERS, redact_url
+from streamscope.core.redact import SECRET_HEADERS, SECRET_QUERY_KEYS, redact_url
 
 __all__ = [
     "DEMO_ID",
@@ -260,13 +261,27 @@ class EndpointConfigError(ValueError):
     """``endpoints.json`` (or one endpoint in it) is not what we wrote."""
 
 
+def strip_url_secrets(url: str) -> str:
+    """``url`` without secret query parameters (``key=``, ``api_key=`` ...): a key belongs
+    in the keyring, never in endpoints.json."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if k.lower() not in SECRET_QUERY_KEYS]
+    if len(kept) == len(pairs):
+        return url
+    return urlunsplit(parts._replace(query=urlencode(kept)))
+
+
 def endpoint_to_dict(ep: Endpoint) -> dict[str, Any]:
-    """A JSON-ready dict; secret header values are blanked (defence in depth)."""
+    """A JSON-ready dict; secret header values are blanked and secret query parameters
+    dropped from the base URL (defence in depth)."""
     return {
         "id": ep.id,
         "name": ep.name,
         "preset": ep.preset,
-        "base_url": ep.base_url,
+        "base_url": strip_url_secrets(ep.base_url),
         "dialect": ep.dialect,
         "model": ep.model,
         "key_source": ep.key_source,

@@ -1,0 +1,135 @@
+"""A planted key never reaches any file the app writes: database, captures, bundles,
+exports, logs, settings — through successful and failing turns alike."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import zipfile
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import keyring
+import keyring.backend
+import pytest
+import qasync
+from pytestqt.qtbot import QtBot
+
+from streamscope.core import paths
+from streamscope.core.bundle import write_repro_bundle
+from streamscope.core.capture import write_capture
+from streamscope.core.endpoints import new_endpoint
+from streamscope.core.export import conversation_to_json, conversation_to_markdown
+from streamscope.core.turn import Turn
+from streamscope.demo.server import DemoServer
+from streamscope.ui.app import open_profile, setup_logging
+from streamscope.ui.main_window import MainWindow
+
+KEY = "sk-PLANTED-LEAKTEST-7731"
+
+
+class MemoryKeyring(keyring.backend.KeyringBackend):
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.data.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.data[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.data.pop((service, username), None)
+
+
+@pytest.fixture
+def ring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+def test_a_planted_key_appears_in_no_file(
+    qtbot: QtBot, aloop: qasync.QEventLoop, ring: MemoryKeyring, tmp_path: Path
+) -> None:
+    setup_logging()
+    store, captures = open_profile()
+    assert store is not None and captures is not None
+    window = MainWindow(demo_speed=50, store=store, captures=captures)
+    qtbot.addWidget(window)
+    window.show()
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    try:
+        with DemoServer(speed=100) as demo:
+            endpoint = replace(
+                new_endpoint("custom", name="Leak test"),
+                base_url=demo.base_url("openai"),
+                key_source="keyring",
+                extra_headers={"x-api-key": "", "X-Trace": "visible"},
+            )
+            window.secrets().set(endpoint.id, KEY)
+            window.endpoints = window.endpoints.with_endpoint(endpoint).select(endpoint.id)
+            window._endpoint_store.save(window.endpoints)
+            window._fill_endpoints()
+            assert window.current_endpoint().id == endpoint.id
+            for model in ("demo", "demo-error-429", "demo-cut", "demo-html-502", "demo-tools"):
+                window.model_combo.setCurrentText(model)
+                window.controller.send(f"hello {model}")
+
+                async def wait() -> Turn | None:
+                    await asyncio.sleep(0.05)
+                    return await window.controller.runner.wait()
+
+                turn = aloop.run_until_complete(wait())
+                assert turn is not None and turn.outcome is not None
+                expected = {"demo": "completed", "demo-tools": "completed", "demo-cut": "truncated"}
+                assert turn.outcome.value == expected.get(model, "error"), turn.reason
+                capture = window.controller.last_capture
+                assert capture is not None and capture.request is not None
+                sent = {k.lower(): v for k, v in capture.request.headers}
+                assert sent["authorization"] == "Bearer ***"  # a key was sent, and masked
+                write_capture(exports / f"{model}.sscap", capture)
+                write_repro_bundle(exports / f"{model}.zip", capture, turn, app_version="test")
+            request = store.load_conversation(
+                window.controller.session.conversation_id or 0, limit=None
+            )
+            (exports / "conv.md").write_text(conversation_to_markdown(request))
+            (exports / "conv.json").write_text(json.dumps(conversation_to_json(request)))
+            window.save_settings()
+    finally:
+        aloop.run_until_complete(window.shutdown())
+        for handler in logging.getLogger("streamscope").handlers[:]:
+            handler.close()
+            logging.getLogger("streamscope").removeHandler(handler)
+        store.close()
+
+    needles = [KEY.encode(), base64.b64encode(KEY.encode())[:16]]
+    written = [p for root in (paths.home(), exports) for p in root.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".db" for p in written)
+    assert any(p.name.endswith(".log") for p in written)
+    assert any(p.suffix == ".sscap" for p in written)
+    blobs: list[tuple[str, bytes]] = []
+    for path in written:
+        data = path.read_bytes()
+        blobs.append((str(path), data))
+        if path.suffix == ".zip":
+            with zipfile.ZipFile(path) as z:
+                blobs += [(f"{path}:{n}", z.read(n)) for n in z.namelist()]
+        if path.suffix == ".sscap" or path.name.endswith(".sscap"):
+            for line in data.splitlines():
+                obj = json.loads(line)
+                if "b64" in obj:
+                    blobs.append((f"{path}:read", base64.b64decode(obj["b64"])))
+    leaks = [name for name, data in blobs for needle in needles if needle in data]
+    assert leaks == []
+    # the key really was sent (so the check above means something)
+    assert ring.data[("StreamScope", endpoint.id)] == KEY
