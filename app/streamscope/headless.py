@@ -80,7 +80,7 @@ class _Printer(TurnObserver):
             match event:
                 case TextDelta(text):
                     if self._in_reasoning:
-                        self.out.write("\n\n")
+                        sys.stderr.write("\n")  # reasoning (stderr) is over
                         self._in_reasoning = False
                     self.out.write(text)
                 case ReasoningDelta(text):
@@ -89,6 +89,9 @@ class _Printer(TurnObserver):
         self.out.flush()
 
     def finished(self, turn: Turn) -> None:
+        if self._in_reasoning:
+            sys.stderr.write("\n")
+            self._in_reasoning = False
         self.turn = turn
 
 

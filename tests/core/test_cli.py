@@ -284,3 +284,14 @@ def test_send_ctrl_c_is_cancelled_with_exit_130(raw_server: RawServer) -> None:
     result = json.loads(out)
     assert result["outcome"] == "cancelled"
     assert result["text"].startswith("w0 w1 ")
+
+
+def test_reasoning_goes_to_stderr_on_its_own_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    fixture = FIXTURES / "openai" / "reasoning_content.sse"
+    expected = json.loads(fixture.with_suffix(".expected.json").read_text())
+    code, out, err = run_cli(["replay", str(fixture), "--dialect", "openai"], capsys)
+    assert code == 0
+    assert out.rstrip("\n") == expected["text"]  # stdout holds the answer only
+    lines = err.splitlines()
+    assert lines[-1].startswith("Completed")  # the summary is a line of its own
+    assert expected["reasoning"] in err
