@@ -2,6 +2,8 @@
 
 Checks, in order, with the real code an installer ships (nothing from a source tree):
 
+    modules    every module of the package imports (a bundle that left out a library fails)
+    startup    the profile pieces the app starts with: single-instance lock, conversation store
     window     the main window opens (offscreen when there is no display)
     icon       the app icon renders (resources and the SVG plugins are in the bundle)
     fonts      QFontDatabase knows at least one family (without fonts every glyph is a box)
@@ -39,6 +41,7 @@ class SelfTestError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Report:
+    modules: int
     platform: str
     families: int
     chars: int
@@ -68,7 +71,9 @@ def run() -> int:
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
     previous_home = os.environ.get("STREAMSCOPE_HOME")
     try:
-        with tempfile.TemporaryDirectory(prefix="streamscope-selftest-") as home:
+        with tempfile.TemporaryDirectory(
+            prefix="streamscope-selftest-", ignore_cleanup_errors=True
+        ) as home:
             os.environ["STREAMSCOPE_HOME"] = home
             report = _run_checks()
     except SelfTestError as exc:
@@ -83,7 +88,8 @@ def run() -> int:
         else:
             os.environ["STREAMSCOPE_HOME"] = previous_home
     _emit(
-        f"self-test ok: window ({report.platform}), {report.families} font families, "
+        f"self-test ok: {report.modules} modules, window ({report.platform}), "
+        f"{report.families} font families, "
         f"demo turn completed ({report.chars} chars, {report.seconds:.1f} s); "
         "profile: a temporary folder, now removed"
     )
@@ -116,6 +122,27 @@ def _run_checks() -> Report:
         qInstallMessageHandler(previous)
 
 
+def import_all() -> int:
+    """Import every module of the package; the number imported."""
+    import importlib
+    import pkgutil
+
+    import streamscope
+
+    count = 0
+    for info in pkgutil.walk_packages(streamscope.__path__, "streamscope."):
+        if info.name.endswith("__main__"):
+            continue  # running it would start the app
+        try:
+            importlib.import_module(info.name)
+        except Exception as exc:
+            raise SelfTestError(
+                f"{info.name} does not import: {type(exc).__name__}: {exc}"
+            ) from exc
+        count += 1
+    return count
+
+
 def _checks_with_qt() -> Report:
     import asyncio
 
@@ -125,6 +152,7 @@ def _checks_with_qt() -> Report:
 
     from streamscope.core.turn import Outcome
 
+    modules = import_all()
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)
@@ -133,15 +161,24 @@ def _checks_with_qt() -> Report:
     if families == 0:
         raise SelfTestError("no fonts: QFontDatabase.families() is empty (install fontconfig)")
 
+    from streamscope.ui.app import open_profile
     from streamscope.ui.main_window import MainWindow
     from streamscope.ui.resources import app_icon
+    from streamscope.ui.single_instance import SingleInstance
 
     if app_icon().pixmap(32, 32).isNull():
         raise SelfTestError("the app icon does not render (resources or the SVG plugins missing)")
 
+    instance = SingleInstance()
+    if not instance.acquire():
+        raise SelfTestError("the single-instance lock of a fresh profile is taken")
+    store, captures = open_profile()
+    if store is None:
+        instance.release()
+        raise SelfTestError("the conversation database does not open")
     loop = qasync.QEventLoop(app, already_running=False)
     asyncio.set_event_loop(loop)
-    window = MainWindow(demo_speed=DEMO_SPEED)
+    window = MainWindow(demo_speed=DEMO_SPEED, store=store, captures=captures)
     try:
         window.show()
         app.processEvents()
@@ -160,6 +197,8 @@ def _checks_with_qt() -> Report:
         window.close()
         loop.close()
         asyncio.set_event_loop(None)
+        store.close()
+        instance.release()
 
     if turn.outcome is not Outcome.COMPLETED:
         raise SelfTestError(f"the demo turn ended {turn.outcome.value}: {turn.reason}")
@@ -169,7 +208,7 @@ def _checks_with_qt() -> Report:
             f"the demo turn's text differs from the scenario's ({len(turn.text)} chars, "
             f"expected {len(expected)})"
         )
-    return Report(app.platformName(), families, len(turn.text), seconds)
+    return Report(modules, app.platformName(), families, len(turn.text), seconds)
 
 
 async def _one_turn(window: MainWindow) -> Turn:
