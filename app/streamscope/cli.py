@@ -5,6 +5,7 @@ No arguments opens the main window. Subcommands run headless and never import Qt
     streamscope send ...         one streamed turn against an endpoint
     streamscope replay FILE ...  a recorded body (or capture) through the same pipeline
     streamscope demo-server ...  the embedded demo endpoint, standalone
+    streamscope FILE.sscap       open the window and replay a capture (or repro bundle .zip)
     streamscope export ...       a saved conversation as Markdown or JSON
 
 Exit codes: 0 completed, 3 truncated, 4 error, 130 cancelled, 2 usage error.
@@ -91,7 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+CAPTURE_SUFFIXES = (".sscap", ".zip")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if len(given) == 1 and given[0].lower().endswith(CAPTURE_SUFFIXES):
+        # `streamscope turn.sscap` (a file manager's "Open with"): the window replays it
+        from pathlib import Path
+
+        from streamscope.ui.app import run_app
+
+        return run_app(open_path=Path(given[0]))
     args = build_parser().parse_args(argv)
     if args.self_test:
         from streamscope import selftest

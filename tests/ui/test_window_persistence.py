@@ -213,3 +213,17 @@ def test_killing_the_app_mid_stream_loses_at_most_a_second(tmp_path: Path) -> No
         assert json.dumps(answer.text)  # readable text, not bytes
     finally:
         store.close()
+
+
+def test_opening_a_capture_file_from_the_command_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`streamscope turn.sscap` (a file association) opens the window and replays it."""
+    import streamscope.ui.app
+    from streamscope.cli import main
+
+    seen: list[object] = []
+    monkeypatch.setattr(streamscope.ui.app, "run_app", lambda **kw: seen.append(kw) or 0)
+    capture = tmp_path / "turn.sscap"
+    assert main([str(capture)]) == 0
+    assert seen == [{"open_path": capture}]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from streamscope.core.store import Store
 
 
-def run_app(argv: list[str] | None = None) -> int:
+def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> int:
     """Open the main window and run until it is closed. Returns the process exit code."""
     import qasync
 
@@ -51,6 +52,8 @@ def run_app(argv: list[str] | None = None) -> int:
     window.closed.connect(closed.set)
     app.aboutToQuit.connect(closed.set)  # e.g. the display went away
     window.show()
+    if open_path is not None:
+        QTimer.singleShot(0, window, lambda: window.open_capture(open_path, speed=None))
 
     # Ctrl-C / SIGTERM close the window (which cancels a running turn) instead of killing it.
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
