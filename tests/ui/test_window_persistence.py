@@ -111,7 +111,13 @@ def test_a_saved_capture_replays_into_the_window_identically(
     live_frames = window.inspector.frames_model.rowCount()
 
     assert window.open_capture(path, speed=None)
-    replayed = aloop.run_until_complete(window.controller.runner.wait())
+
+    async def wait() -> Turn | None:
+        assert window.opening is not None
+        await window.opening  # read off the UI thread, then replayed
+        return await window.controller.runner.wait()
+
+    replayed = aloop.run_until_complete(wait())
     assert replayed is not None
     assert replayed.outcome is live.outcome
     assert [c.arguments for c in replayed.tool_calls] == [c.arguments for c in live.tool_calls]
@@ -227,3 +233,42 @@ def test_opening_a_capture_file_from_the_command_line(
     capture = tmp_path / "turn.sscap"
     assert main([str(capture)]) == 0
     assert seen == [{"open_path": capture}]
+
+
+def test_tool_results_continue_the_turn_and_tools_stay_with_the_conversation(
+    window: MainWindow, aloop: qasync.QEventLoop, profile: tuple[Store, CaptureStore]
+) -> None:
+    store, _ = profile
+    window.tools_panel.set_enabled(True)
+    window.tools_panel.examples_button.click()
+    assert [t.name for t in window.tools_panel.tools()] == ["get_weather", "get_time"]
+    first = send(window, aloop, "demo-tools", "weather?")
+    assert first.finish_reason == "tool_calls"
+    card = window.controller.answer_cards[-1]
+    for box, result in zip(card.tool_call_boxes(), ['{"temp_c": 21}', "09:41"], strict=True):
+        box.result.setPlainText(result)
+    window.model_combo.setCurrentText("demo")
+    card.send_button.click()
+
+    async def wait() -> Turn | None:
+        await asyncio.sleep(0.05)
+        return await window.controller.runner.wait()
+
+    second = aloop.run_until_complete(wait())
+    assert second is not None and second.outcome is Outcome.COMPLETED
+    capture = window.controller.last_capture
+    assert capture is not None and capture.request is not None
+    sent = json.loads(capture.request.body)
+    roles = [m["role"] for m in sent["messages"]]
+    assert roles == ["user", "assistant", "tool", "tool"]
+    assert sent["messages"][1]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert sent["messages"][2]["content"] == '{"temp_c": 21}'
+    assert [t["function"]["name"] for t in sent["tools"]] == ["get_weather", "get_time"]
+
+    conv_id = window.controller.session.conversation_id
+    assert conv_id is not None
+    assert [t.name for t in store.load_conversation(conv_id).tools] == ["get_weather", "get_time"]
+    window._on_new_conversation()
+    assert window.tools_panel.tools() == []
+    window._on_conversation_chosen(conv_id)
+    assert [t.name for t in window.tools_panel.tools()] == ["get_weather", "get_time"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from streamscope.core.capture import Capture, CaptureStore
 from streamscope.core.chat import ChatHistory, ToolResult
-from streamscope.core.conversation import ToolCall
+from streamscope.core.conversation import ToolCall, ToolDefinition
 from streamscope.core.store import Store
 from streamscope.core.store_records import StoredMessage, to_chat_history
 from streamscope.core.turn import Turn
@@ -52,6 +52,7 @@ class ChatSession:
         self.conversation_id: int | None = None
         self.title = ""
         self.has_more = False
+        self.tools: tuple[ToolDefinition, ...] = ()
         self.loaded_messages: list[StoredMessage] = []
         self._answer_ids: list[list[int]] = []  # per answer step, its alternatives' rows
         self._answer: SavedAnswer | None = None
@@ -66,6 +67,7 @@ class ChatSession:
         session.conversation_id = conversation_id
         session.title = stored.summary.title
         session.has_more = stored.has_more
+        session.tools = tuple(stored.tools)
         session.loaded_messages = list(stored.messages)
         session.history = to_chat_history(stored.messages)
         groups: dict[int, list[int]] = {}
@@ -85,11 +87,17 @@ class ChatSession:
         if self.conversation_id is None:
             self.title = text.strip().splitlines()[0][:60] if text.strip() else "Untitled"
             self.conversation_id = self.store.create_conversation(
-                self.title, endpoint_name=endpoint_name, model=model
+                self.title, endpoint_name=endpoint_name, model=model, tools=self.tools
             )
         else:
             self.store.set_endpoint(self.conversation_id, endpoint_name, model)
         self.store.add_user_message(self.conversation_id, text)
+
+    def set_tools(self, tools: Sequence[ToolDefinition]) -> None:
+        """The function definitions this conversation sends (kept with it)."""
+        self.tools = tuple(tools)
+        if self.store is not None and self.conversation_id is not None:
+            self.store.set_tools(self.conversation_id, self.tools)
 
     def tool_results(self, results: Sequence[ToolResult]) -> None:
         self.history.add_tool_results(results)

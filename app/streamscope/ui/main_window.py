@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -88,6 +89,8 @@ class MainWindow(QMainWindow):
         self.endpoints: EndpointSettings = self._endpoint_store.load()
         self._secrets: SecretStore | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._io = ThreadPoolExecutor(1, thread_name_prefix="capture-io")
+        self.opening: asyncio.Task[None] | None = None
         self.demo = DemoService(speed=demo_speed)
 
         # centre: chat + composer
@@ -139,6 +142,7 @@ class MainWindow(QMainWindow):
             demo=self.demo,
             parent=self,
         )
+        self.tools_panel.toolsChanged.connect(self._on_tools_changed)
         self.composer.sendRequested.connect(self.controller.send)
         self.composer.stopRequested.connect(self.controller.stop)
         self.composer.regenerateRequested.connect(self.controller.regenerate)
@@ -152,6 +156,9 @@ class MainWindow(QMainWindow):
         self._open_session(ChatSession(store, captures))
         self.composer.editor.setFocus()
         self.status.show_message("Ready")
+        from streamscope.ui.power_tools import install_power_tools
+
+        self.power_tools = install_power_tools(self)
 
     # -- building ------------------------------------------------------------------------
 
@@ -362,12 +369,21 @@ class MainWindow(QMainWindow):
 
     def _open_session(self, session: ChatSession) -> None:
         self.controller.open_session(session)
+        self.tools_panel.blockSignals(True)
+        self.tools_panel.set_tools(list(session.tools))
+        self.tools_panel.set_enabled(bool(session.tools))
+        self.tools_panel.blockSignals(False)
+        if session.tools:
+            self.tools_dock.show()
         if not len(session.history):
             self._show_welcome()
         elif session.has_more:
             self.chat.add_notice("Older messages of this conversation are not shown.")
         self.conversations.set_current(session.conversation_id)
         self._update_alternatives()
+
+    def _on_tools_changed(self) -> None:
+        self.controller.session.set_tools(self.tools_panel.tools())
 
     def _on_new_conversation(self) -> None:
         if self.controller.busy or not len(self.controller.history):
@@ -449,16 +465,30 @@ class MainWindow(QMainWindow):
     def open_capture(self, path: Path, *, speed: float | None = None) -> bool:
         """Replay a capture or repro bundle through the pipeline into the window."""
         from streamscope.core.bundle import is_bundle, read_repro_bundle
-        from streamscope.core.capture import CaptureError, read_capture
+        from streamscope.core.capture import Capture, CaptureError, read_capture
 
-        try:
+        def load() -> Capture:
             with path.open("rb") as f:
                 head = f.read(64)
-            capture = read_repro_bundle(path) if is_bundle(head) else read_capture(path)
-        except (OSError, CaptureError, ValueError) as exc:
-            QMessageBox.warning(self, "Open capture", f"{path.name}: {exc}")
+            return read_repro_bundle(path) if is_bundle(head) else read_capture(path)
+
+        async def open_and_replay() -> None:
+            self.status.show_message(f"Opening {path.name}…")
+            try:  # a 100 MB capture takes a moment: read it off the UI thread
+                capture = await asyncio.get_running_loop().run_in_executor(self._io, load)
+            except (OSError, CaptureError, ValueError) as exc:
+                self.status.show_message(f"Could not open {path.name}: {exc}")
+                QMessageBox.warning(self, "Open capture", f"{path.name}: {exc}")
+                return
+            self.controller.replay(capture, speed=speed, label=f"replay · {path.name}")
+
+        if self.controller.busy:
             return False
-        return self.controller.replay(capture, speed=speed, label=f"replay · {path.name}")
+        task = asyncio.ensure_future(open_and_replay())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        self.opening = task
+        return True
 
     def _on_save_capture(self) -> None:
         from streamscope.core.capture import write_capture
@@ -553,7 +583,11 @@ class MainWindow(QMainWindow):
 
     async def shutdown(self) -> None:
         """Stop a running turn, close the network and the demo server (awaited on exit)."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.controller.shutdown()
+        self._io.shutdown(wait=False)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()
