@@ -23,14 +23,18 @@ DRIVER = r"""
 import asyncio, subprocess, sys
 from PySide6.QtWidgets import QApplication
 import qasync
+from streamscope.ui.app import open_profile
+from streamscope.ui.gc_guard import MainThreadCollector
 from streamscope.ui.main_window import MainWindow
 
 out, scenarios = sys.argv[1], sys.argv[2:]
 app = QApplication(sys.argv[:1])
 app.setQuitOnLastWindowClosed(False)
+collector = MainThreadCollector()
 loop = qasync.QEventLoop(app)
 asyncio.set_event_loop(loop)
-window = MainWindow(demo_speed=3.0)
+store, captures = open_profile()
+window = MainWindow(demo_speed=3.0, store=store, captures=captures)
 window.setGeometry(0, 0, 1440, 900)
 window.show()
 
@@ -41,6 +45,8 @@ def shot(name):
 async def main():
     await asyncio.sleep(1.0)
     for i, scenario in enumerate(scenarios):
+        if i == 1:
+            window._on_new_conversation()
         window.model_combo.setCurrentText(scenario)
         window.composer.editor.setPlainText("What's the weather and the time in Zürich?")
         window.composer._on_submit()

@@ -18,9 +18,10 @@ from PySide6.QtCore import QObject, Signal
 
 from streamscope.core.capture import Capture, CaptureRecorder
 from streamscope.core.chat import ChatHistory, ToolResult
-from streamscope.core.client import StreamClient
+from streamscope.core.client import StreamClient, StreamTimeouts, TLSOptions
 from streamscope.core.conversation import ToolCall, ToolDefinition
 from streamscope.core.dialects import get_dialect
+from streamscope.core.dialects.base import RequestSpec
 from streamscope.core.endpoints import Endpoint
 from streamscope.core.events import ToolCallDelta, ToolCallDone, ToolCallStarted
 from streamscope.core.session import ChatSession
@@ -210,19 +211,48 @@ class ChatController(QObject):
 
     # -- a turn --------------------------------------------------------------------------
 
-    def _start_turn(self, *, alternative: bool = False) -> None:
-        endpoint = self._endpoint()
-        label = f"{endpoint.model or endpoint.name}"
-        if alternative:
-            label += f" · answer {self.history.alternatives()[1] + 1}"
+    def start_request(
+        self,
+        spec: RequestSpec,
+        *,
+        dialect: str,
+        label: str,
+        user_text: str,
+        endpoint_name: str,
+        model: str,
+        timeouts: StreamTimeouts = StreamTimeouts(),
+        tls: TLSOptions = TLSOptions(),
+    ) -> bool:
+        """Send a ready request (edited, raw, imported from curl) as a turn of this
+        conversation: ``user_text`` stands for it in the chat and the history."""
+        if self.busy:
+            return False
+        self.session.user_sent(user_text, endpoint_name=endpoint_name, model=model)
+        self.chat.add_user_message(user_text)
+        self._begin_answer(label, status=label, alternative=False)
+        self._recorder = CaptureRecorder(dialect)
+        self.runner.start(
+            spec, dialect=dialect, timeouts=timeouts, tls=tls, observers=[self._recorder]
+        )
+        self.historyChanged.emit()
+        return True
+
+    def _begin_answer(self, label: str, *, status: str, alternative: bool) -> None:
         self._card = self.chat.begin_assistant_message(label)
         self._card.resultsSubmitted.connect(self._on_card_results_submitted)
         self.answer_cards.append(self._card)
         self.session.answer_started(alternative=alternative)
         self._live_tools = _LiveToolCalls()
         self._tokens = 0
-        self.status.show_started(endpoint.name)
+        self.status.show_started(status)
         self.busyChanged.emit(True)
+
+    def _start_turn(self, *, alternative: bool = False) -> None:
+        endpoint = self._endpoint()
+        label = f"{endpoint.model or endpoint.name}"
+        if alternative:
+            label += f" · answer {self.history.alternatives()[1] + 1}"
+        self._begin_answer(label, status=endpoint.name, alternative=alternative)
         self._prepare = asyncio.ensure_future(self._launch(endpoint))
         self._prepare.add_done_callback(self._on_prepare_done)
 

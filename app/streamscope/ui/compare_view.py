@@ -1,0 +1,318 @@
+"""Compare two turns: pick two of the session's turns (or open two ``.sscap`` files) and see
+them side by side — what differs, the metrics, the word diff of the text, the tool calls
+compared as JSON, and the frames aligned by index or by time.
+
+Both sides are replayed from their captures (instantly) through the same pipeline, so a
+session turn and a saved capture compare alike. The comparison runs in a task the dialog
+owns (:meth:`CompareDialog.compare` returns it; closing the dialog cancels it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QCloseEvent, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QGridLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from streamscope.core.capture import Capture, CaptureError, read_capture
+from streamscope.core.compare import (
+    Comparison,
+    FrameRow,
+    WordOp,
+    align_frames,
+    compare_turns,
+    load_side,
+)
+from streamscope.core.frames_export import FrameRecord
+from streamscope.ui.turn_recorder import SessionTurn
+
+__all__ = ["CompareDialog", "word_diff_html"]
+
+MAX_FRAME_ROWS = 5000
+"""Aligned frame rows shown (a table of widgets items; a firehose turn is cut here)."""
+
+_DIFF_BG = QColor(255, 170, 0, 50)
+_ONLY_BG = QColor(120, 120, 255, 40)
+
+
+def word_diff_html(ops: tuple[WordOp, ...] | list[WordOp]) -> str:
+    """The word diff as HTML: removed words struck through in red, added ones in green."""
+    parts = []
+    for op in ops:
+        a, b = html.escape(op.a), html.escape(op.b)
+        if op.tag == "equal":
+            parts.append(a)
+            continue
+        if op.a:
+            parts.append(
+                f'<span style="background:#ffebe9;color:#82071e;text-decoration:line-through">'
+                f"{a}</span>"
+            )
+            if op.b and not op.a[-1:].isspace():
+                parts.append(" ")  # keep the removed and the added words apart
+        if op.b:
+            parts.append(f'<span style="background:#dafbe1;color:#116329">{b}</span>')
+    body = "".join(parts).replace("\n", "<br>")
+    return f'<div style="white-space:pre-wrap">{body}</div>'
+
+
+def _frame_text(frame: FrameRecord | None) -> str:
+    if frame is None:
+        return ""
+    if frame.event is None:
+        return ": " + " ".join(c.strip() for c in frame.comments) if frame.comments else "(blank)"
+    data = frame.data or ""
+    return data if len(data) <= 160 else data[:160] + "…"
+
+
+class CompareDialog(QDialog):
+    """See the module docstring."""
+
+    def __init__(self, turns: list[SessionTurn], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Compare two turns")
+        self.resize(1100, 720)
+        self.sources: list[tuple[str, Capture]] = [(t.label, t.capture) for t in turns]
+        self.comparison: Comparison | None = None
+        self._task: asyncio.Task[Comparison] | None = None
+
+        self.combo_a = QComboBox(self)
+        self.combo_b = QComboBox(self)
+        open_a = QPushButton("Open capture…", self)
+        open_b = QPushButton("Open capture…", self)
+        open_a.clicked.connect(lambda: self._on_open_clicked(self.combo_a))
+        open_b.clicked.connect(lambda: self._on_open_clicked(self.combo_b))
+        self.compare_button = QPushButton("Compare", self)
+        self.compare_button.clicked.connect(self.compare)
+        self.align_combo = QComboBox(self)
+        self.align_combo.addItem("Frames aligned by index", "index")
+        self.align_combo.addItem("Frames aligned by time", "time")
+        self.align_combo.currentIndexChanged.connect(self._fill_frames)
+        pick = QGridLayout()
+        pick.addWidget(QLabel("<b>A</b>", self), 0, 0)
+        pick.addWidget(self.combo_a, 0, 1)
+        pick.addWidget(open_a, 0, 2)
+        pick.addWidget(QLabel("<b>B</b>", self), 1, 0)
+        pick.addWidget(self.combo_b, 1, 1)
+        pick.addWidget(open_b, 1, 2)
+        pick.addWidget(self.compare_button, 0, 3, 2, 1)
+        pick.setColumnStretch(1, 1)
+
+        self.summary = QPlainTextEdit(self)
+        self.summary.setReadOnly(True)
+        self.metrics_table = QTableWidget(0, 3, self)
+        self.metrics_table.setHorizontalHeaderLabels(["", "A", "B"])
+        self._table_defaults(self.metrics_table)
+        summary_box = QWidget(self)
+        sb = QVBoxLayout(summary_box)
+        sb.setContentsMargins(0, 0, 0, 0)
+        sb.addWidget(self.summary, 1)
+        sb.addWidget(self.metrics_table, 3)
+        self.text_view = QTextBrowser(self)
+        self.tools_view = QPlainTextEdit(self)
+        self.tools_view.setReadOnly(True)
+        self.frames_table = QTableWidget(0, 6, self)
+        self.frames_table.setHorizontalHeaderLabels(
+            ["# A", "t A (ms)", "A", "# B", "t B (ms)", "B"]
+        )
+        self._table_defaults(self.frames_table)
+        frames_box = QWidget(self)
+        fb = QVBoxLayout(frames_box)
+        fb.setContentsMargins(0, 0, 0, 0)
+        fb.addWidget(self.align_combo)
+        fb.addWidget(self.frames_table, 1)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(summary_box, "Summary")
+        self.tabs.addTab(self.text_view, "Text diff")
+        self.tabs.addTab(self.tools_view, "Tool calls")
+        self.tabs.addTab(frames_box, "Frames")
+        self.status = QLabel(self)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(pick)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.status)
+        self._fill_combos()
+
+    @staticmethod
+    def _table_defaults(table: QTableWidget) -> None:
+        table.verticalHeader().setVisible(False)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.horizontalHeader().setStretchLastSection(True)
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+
+    # -- sources ----------------------------------------------------------------------------
+
+    def _fill_combos(self) -> None:
+        for combo in (self.combo_a, self.combo_b):
+            current = combo.currentIndex()
+            combo.clear()
+            for i, (label, _capture) in enumerate(self.sources):
+                combo.addItem(label, i)
+            if current >= 0:
+                combo.setCurrentIndex(min(current, combo.count() - 1))
+        if len(self.sources) >= 2 and self.combo_a.currentIndex() == self.combo_b.currentIndex():
+            self.combo_a.setCurrentIndex(len(self.sources) - 2)
+            self.combo_b.setCurrentIndex(len(self.sources) - 1)
+
+    def add_capture(self, label: str, capture: Capture, side: QComboBox | None = None) -> None:
+        """Offer ``capture`` as a source (and pick it on ``side``)."""
+        self.sources.append((label, capture))
+        self._fill_combos()
+        if side is not None:
+            side.setCurrentIndex(len(self.sources) - 1)
+
+    def open_capture(self, path: Path, side: QComboBox) -> None:
+        try:
+            capture = read_capture(path)
+        except (OSError, CaptureError) as exc:
+            self.status.setText(f"Could not open {path.name}: {exc}")
+            return
+        self.add_capture(path.name, capture, side)
+
+    def _on_open_clicked(self, side: QComboBox) -> None:
+        name, _ = QFileDialog.getOpenFileName(
+            self, "Open capture", "", "StreamScope captures (*.sscap);;All files (*)"
+        )
+        if name:
+            self.open_capture(Path(name), side)
+
+    def select(self, a: int, b: int) -> None:
+        """Pick source ``a`` for A and ``b`` for B (indexes into :attr:`sources`)."""
+        self.combo_a.setCurrentIndex(a)
+        self.combo_b.setCurrentIndex(b)
+
+    # -- comparing ------------------------------------------------------------------------------
+
+    def compare(self) -> asyncio.Task[Comparison] | None:
+        """Compare the two picked sources (in a task; the views fill when it is done)."""
+        ia, ib = self.combo_a.currentData(), self.combo_b.currentData()
+        if ia is None or ib is None:
+            self.status.setText("Pick two turns (send two messages first) or open two captures.")
+            return None
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self.status.setText("Comparing…")
+        self._task = asyncio.ensure_future(self._compare(self.sources[ia], self.sources[ib]))
+        self._task.add_done_callback(self._on_task_done)
+        return self._task
+
+    async def _compare(self, a: tuple[str, Capture], b: tuple[str, Capture]) -> Comparison:
+        side_a = await load_side(a[1], f"A: {a[0]}")
+        side_b = await load_side(b[1], f"B: {b[0]}")
+        return compare_turns(side_a, side_b)
+
+    def _on_task_done(self, task: asyncio.Task[Comparison]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            self.status.setText(f"Could not compare: {type(exc).__name__}: {exc}")
+            return
+        self.show_result(task.result())
+
+    def show_result(self, result: Comparison) -> None:
+        self.comparison = result
+        differences = result.differences()
+        lines = [result.a.label, result.b.label, ""]
+        lines += [f"• {d}" for d in differences] or ["No differences (timings aside)."]
+        self.summary.setPlainText("\n".join(lines))
+        self.status.setText(
+            f"{len(differences)} difference{'s' if len(differences) != 1 else ''} (timings aside)"
+        )
+        table = self.metrics_table
+        table.setRowCount(len(result.metrics))
+        for row, m in enumerate(result.metrics):
+            items = [QTableWidgetItem(m.name + (" ⏱" if m.timing else "")), QTableWidgetItem(m.a),
+                     QTableWidgetItem(m.b)]  # fmt: skip
+            for col, item in enumerate(items):
+                if m.differs and not m.timing:
+                    item.setBackground(QBrush(_DIFF_BG))
+                table.setItem(row, col, item)
+        table.resizeColumnToContents(0)
+        for col in (1, 2):
+            table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+        text = word_diff_html(result.text_ops)
+        if result.reasoning_ops and any(op.a or op.b for op in result.reasoning_ops):
+            text = (
+                "<h4>Reasoning</h4>" + word_diff_html(result.reasoning_ops) + "<h4>Text</h4>" + text
+            )
+        self.text_view.setHtml(text)
+        self.tools_view.setPlainText(self._tools_text(result))
+        self._fill_frames()
+
+    @staticmethod
+    def _tools_text(result: Comparison) -> str:
+        if not result.tool_calls:
+            return "No tool calls on either side."
+        lines = []
+        for call in result.tool_calls:
+            head = f"[{call.index}] {call.name_a or '—'}  vs  {call.name_b or '—'}"
+            how = "JSON compared structurally" if call.structural else "compared as raw text"
+            if call.identical:
+                lines.append(f"{head}: identical ({how})")
+            else:
+                lines.append(f"{head}: differs ({how})")
+                lines += [f"    {d}" for d in call.describe()]
+        return "\n".join(lines)
+
+    def frame_rows(self) -> list[FrameRow]:
+        result = self.comparison
+        if result is None:
+            return []
+        if self.align_combo.currentData() == "time":
+            return align_frames(result.a.frames, result.b.frames, by="time")
+        return align_frames(result.a.frames, result.b.frames, by="index")
+
+    def _fill_frames(self, *_args: object) -> None:
+        all_rows = self.frame_rows()
+        rows = all_rows[:MAX_FRAME_ROWS]
+        if len(all_rows) > len(rows):
+            self.status.setText(f"Showing the first {len(rows):,} of {len(all_rows):,} frame rows")
+        table = self.frames_table
+        table.setUpdatesEnabled(False)
+        table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            values = [
+                "" if row.ia is None else str(row.ia),
+                "" if row.a is None else f"{row.a.t * 1000:.1f}",
+                _frame_text(row.a),
+                "" if row.ib is None else str(row.ib),
+                "" if row.b is None else f"{row.b.t * 1000:.1f}",
+                _frame_text(row.b),
+            ]
+            tint = None if row.same else (_ONLY_BG if row.a is None or row.b is None else _DIFF_BG)
+            for c, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                if c in (0, 1, 3, 4):
+                    item.setTextAlignment(
+                        Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+                    )
+                if tint is not None:
+                    item.setBackground(QBrush(tint))
+                table.setItem(r, c, item)
+        table.setUpdatesEnabled(True)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        super().closeEvent(event)

@@ -1,0 +1,363 @@
+"""Stream-debugging power tools, in a "Stream" menu of the main window.
+
+    tools = install_power_tools(window)      # once, at the end of MainWindow.__init__
+
+- **Edit and resend…** (also a button in the Request tab): the last request in an editor;
+  **New raw request…**: any JSON body to any URL, dialect ``auto``. Either is sent as a new
+  turn in the same chat through the same runner, so the chat card, the inspector and the
+  status bar follow it as they follow any turn.
+- **Import curl…** (and pasting or sending a ``curl …`` command in the composer): the
+  command becomes a raw request; its key moves to the keyring.
+- **Copy as curl / Copy as Python (httpx)** for the last turn, the key as ``$API_KEY`` /
+  ``os.environ["API_KEY"]``; **Export frames as JSON Lines…** for the turn in the inspector.
+- **Compare two turns…** of this session (or two ``.sscap`` files); **Find in frames**
+  (Ctrl+F).
+
+History: a raw or edited request joins the conversation like a message the user sent — its
+last user message (or a one-line description of the request) goes in with
+``session.user_sent`` and shows as a user card; the controller records the answer (and its
+capture) with ``session.answer_finished`` when the turn ends, as for any turn. User and
+assistant entries keep alternating, so the next message from the composer has a well-formed
+context (it is built from the history, not from the edited body).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QPushButton, QWidget
+
+from streamscope.core.client import StreamTimeouts, TLSOptions
+from streamscope.core.curl import CurlParseError, parse_curl, to_curl, to_httpx_python
+from streamscope.core.dialects.base import Framing, RequestSpec
+from streamscope.core.frames_export import FrameRecord, records_from_bytes, write_jsonl
+from streamscope.core.raw_request import (
+    MovedSecret,
+    RawRequest,
+    RawRequestError,
+    mask_secrets,
+    raw_from_curl,
+    raw_from_spec,
+    secret_account,
+    user_text,
+)
+from streamscope.ui.compare_view import CompareDialog
+from streamscope.ui.curl_import import CurlImportDialog, CurlPasteFilter
+from streamscope.ui.frames_find import FramesFindBar
+from streamscope.ui.inspector.inspector import TAB_FRAMES
+from streamscope.ui.request_editor import EditResendDialog
+from streamscope.ui.turn_recorder import SessionTurnsRecorder
+
+if TYPE_CHECKING:
+    from streamscope.ui.main_window import MainWindow
+
+__all__ = ["PowerTools", "install_power_tools"]
+
+_RAW_TEMPLATE: dict[str, Any] = {
+    "model": "demo",
+    "stream": True,
+    "messages": [{"role": "user", "content": "Hello from raw mode"}],
+}
+
+
+def install_power_tools(window: MainWindow) -> PowerTools:
+    """Add the Stream menu and its tools to ``window``; see the module docstring."""
+    return PowerTools(window)
+
+
+class PowerTools(QObject):
+    """The tools and their actions (``self.actions`` by name)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        controller = window.controller
+        self.recorder = SessionTurnsRecorder(
+            controller.runner, self, capture=lambda: getattr(controller, "last_capture", None)
+        )
+        self.find_bar = FramesFindBar(window.inspector.frames_panel)
+        self.paste_filter = CurlPasteFilter(window.composer.editor, self.offer_curl_import)
+        self.dialogs: list[QWidget] = []
+        self.actions: dict[str, QAction] = {}
+        self.menu = self._build_menu()
+        self.edit_button = QPushButton("✎ Edit and resend…", window.inspector.request_panel)
+        self.edit_button.setToolTip("Open this request in an editor and send it as a new turn")
+        self.edit_button.clicked.connect(self.edit_and_resend)
+        panel_layout = window.inspector.request_panel.layout()
+        if panel_layout is not None:
+            panel_layout.addWidget(self.edit_button)
+        self.recorder.turnRecorded.connect(self._update_actions)
+        self._busy = False
+        window.controller.busyChanged.connect(self._on_controller_busy_changed)
+        self._update_actions()
+
+    def _build_menu(self) -> QMenu:
+        bar = self.window.menuBar()
+        menu = QMenu("&Stream", self.window)
+        entries: list[tuple[str, str, Any, QKeySequence | None]] = [
+            ("edit", "&Edit and resend…", self.edit_and_resend, QKeySequence("Ctrl+Shift+E")),
+            ("raw", "New &raw request…", self.new_raw_request, None),
+            ("import", "&Import curl…", self.import_curl, QKeySequence("Ctrl+Shift+I")),
+            ("", "", None, None),
+            ("copy_curl", "Copy as &curl", self.copy_as_curl, QKeySequence("Ctrl+Shift+C")),
+            ("copy_python", "Copy as &Python (httpx)", self.copy_as_python, None),
+            ("export", "E&xport frames as JSON Lines…", self.export_frames, None),
+            ("", "", None, None),
+            ("compare", "C&ompare two turns…", self.compare, None),
+            (
+                "find",
+                "&Find in frames",
+                self.find_in_frames,
+                QKeySequence(QKeySequence.StandardKey.Find),
+            ),
+        ]
+        for name, text, slot, shortcut in entries:
+            if not name:
+                menu.addSeparator()
+                continue
+            action = QAction(text, self.window)
+            if shortcut is not None:
+                action.setShortcut(shortcut)
+                action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            action.triggered.connect(slot)
+            menu.addAction(action)
+            self.actions[name] = action
+        help_action = next((a for a in bar.actions() if a.text() == "&Help"), None)
+        if help_action is not None:
+            bar.insertMenu(help_action, menu)
+        else:
+            bar.addMenu(menu)
+        return menu
+
+    def _update_actions(self, *_args: object) -> None:
+        has_turn = self.recorder.last is not None
+        for name in ("edit", "copy_curl", "copy_python"):
+            self.actions[name].setEnabled(has_turn)
+        self.edit_button.setEnabled(has_turn and not self._busy)
+
+    def _on_controller_busy_changed(self, busy: bool) -> None:
+        self._busy = busy  # (``controller.busy`` is still true while turnFinished runs)
+        self._update_actions()
+
+    def _message(self, text: str) -> None:
+        self.window.status.show_message(text)
+
+    def _keep(self, dialog: QWidget) -> QWidget:
+        """Show a non-modal dialog; dialogs closed earlier are deleted."""
+        for old in self.dialogs:
+            if not old.isVisible():
+                old.deleteLater()
+        self.dialogs = [d for d in self.dialogs if d.isVisible()]
+        self.dialogs.append(dialog)
+        dialog.show()
+        return dialog
+
+    # -- edit and resend, raw mode -----------------------------------------------------------
+
+    def edit_and_resend(self) -> EditResendDialog | None:
+        """Open the last request (secrets masked) in the editor."""
+        last = self.recorder.last
+        if last is None:
+            self._message("Nothing to edit yet: send a message first")
+            return None
+        raw, moved = raw_from_spec(last.start.spec, dialect=last.start.dialect)
+        return self.open_editor(raw, moved, title="Edit and resend")
+
+    def new_raw_request(self) -> EditResendDialog:
+        """An empty raw-mode request (to the demo's OpenAI URL when it is running)."""
+        demo = self.window.demo
+        base = demo.base_url("openai") if demo.running else "http://127.0.0.1:8000/v1"
+        raw = RawRequest("POST", base + "/chat/completions", (), dict(_RAW_TEMPLATE), "auto")
+        return self.open_editor(raw, [], title="Raw request")
+
+    def open_editor(
+        self, raw: RawRequest, moved: list[MovedSecret], *, title: str
+    ) -> EditResendDialog:
+        dialog = EditResendDialog(raw, title=title, parent=self.window)
+        secrets = {m.slot: m.value for m in moved}
+        dialog.sendRequested.connect(lambda edited: self.send_raw(edited, secrets))
+        self._keep(dialog)
+        return dialog
+
+    def send_raw(self, raw: RawRequest, secrets: Mapping[str, str] | None = None) -> bool:
+        """Send ``raw`` as a new turn; ``secrets`` by slot, else from the keyring."""
+        controller = self.window.controller
+        if controller.busy:
+            self._message("A turn is running: stop it or wait before sending another")
+            return False
+        raw, typed = mask_secrets(raw)
+        store = self.window.secrets()
+        for s in typed:  # a key typed into the header table goes to the keyring
+            store.set(secret_account(raw.url, s.slot), s.value)
+        values = dict(secrets or {})
+        values.update({s.slot: s.value for s in typed})
+        for slot in raw.secret_slots():
+            if slot not in values:
+                stored = store.get(secret_account(raw.url, slot))
+                if stored:
+                    values[slot] = stored
+        try:
+            spec = raw.to_spec(values)
+        except RawRequestError as exc:
+            QMessageBox.warning(self.window, "Cannot send", str(exc))
+            return False
+        endpoint = self.window.current_endpoint()
+        same_origin = _origin(endpoint.base_url) == _origin(raw.url)
+        timeouts = endpoint.timeouts() if same_origin else StreamTimeouts()
+        tls = endpoint.tls() if same_origin else TLSOptions()
+        text = user_text(raw.body) or f"(raw request) {raw.method} {urlsplit(raw.url).path}"
+        model = raw.body.get("model")
+        label = f"{'raw' if raw.dialect == 'auto' else '✎ edited'} · {model or raw.dialect}"
+        self._start_turn(spec, raw.dialect, label, text, timeouts, tls)
+        return True
+
+    def _start_turn(
+        self,
+        spec: RequestSpec,
+        dialect: str,
+        label: str,
+        text: str,
+        timeouts: StreamTimeouts,
+        tls: TLSOptions,
+    ) -> None:
+        """Start a turn from a ready request through the controller's runner.
+
+        The controller streams the runner's batches into its current card and, when the
+        turn ends, finishes that card, updates inspector and status, and records the answer
+        (with its capture) in the session. So this does what the controller's own
+        ``_start_turn`` does before it builds a request: the user entry, the card made
+        current, the session told an answer started, a capture recorder, busy.
+        """
+        model = str(spec.json.get("model") or "")
+        self.window.controller.start_request(
+            spec,
+            dialect=dialect,
+            label=label,
+            user_text=text,
+            endpoint_name=f"raw · {_host(spec.url)}",
+            model=model,
+            timeouts=timeouts,
+            tls=tls,
+        )
+
+    # -- curl ---------------------------------------------------------------------------------
+
+    def import_curl(self, command: str = "") -> CurlImportDialog:
+        """The Import curl dialog (``command`` prefilled)."""
+        dialog = CurlImportDialog(command if isinstance(command, str) else "", self.window)
+        dialog.importRequested.connect(self.import_curl_command)
+        self._keep(dialog)
+        return dialog
+
+    def import_curl_command(self, command: str) -> EditResendDialog | None:
+        """Parse ``command``, move its key to the keyring, open it as a raw request."""
+        try:
+            raw, moved = raw_from_curl(parse_curl(command))
+        except (CurlParseError, RawRequestError) as exc:
+            QMessageBox.warning(self.window, "Import curl", f"Cannot import: {exc}")
+            return None
+        store = self.window.secrets()
+        for secret in moved:
+            store.set(secret_account(raw.url, secret.slot), secret.value)
+        if moved:
+            self._message(f"Key moved to {store.location}: {', '.join(s.slot for s in moved)}")
+        return self.open_editor(raw, [], title="Raw request (imported from curl)")
+
+    def offer_curl_import(self, text: str) -> bool:
+        """The composer got a curl command: offer to import it (``True``: imported)."""
+        answer = QMessageBox.question(
+            self.window,
+            "Import curl",
+            "This looks like a curl command. Import it as a raw request instead?",
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        return self.import_curl_command(text) is not None
+
+    def _last_request(self) -> tuple[str, str, list[tuple[str, str]], bytes] | None:
+        last = self.recorder.last
+        if last is None or last.capture.request is None:
+            self._message("No request yet: send a message first")
+            return None
+        r = last.capture.request  # redacted: the key is *** and becomes $API_KEY
+        headers = [(k, v) for k, v in r.headers if k.lower() != "accept-encoding"]
+        return r.method, r.url, headers, r.body
+
+    def copy_as_curl(self) -> str | None:
+        request = self._last_request()
+        if request is None:
+            return None
+        text = to_curl(*request)
+        QGuiApplication.clipboard().setText(text)
+        self._message("Copied the last request as curl (key as $API_KEY)")
+        return text
+
+    def copy_as_python(self) -> str | None:
+        request = self._last_request()
+        if request is None:
+            return None
+        text = to_httpx_python(*request)
+        QGuiApplication.clipboard().setText(text)
+        self._message('Copied the last request as Python (key from os.environ["API_KEY"])')
+        return text
+
+    # -- frames -------------------------------------------------------------------------------
+
+    def frame_records(self) -> list[FrameRecord]:
+        """The Frames table's rows as records (time since the request)."""
+        model = self.window.inspector.frames_model
+        rows = model.rowCount()
+        if not rows:
+            return []
+        first = model.frame_bytes(0).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        framing: Framing = "ndjson" if first in (b"{", b"[") else "sse"
+        return records_from_bytes(
+            ((model.frame_bytes(r), model.times[r] - model.t0) for r in range(rows)), framing
+        )
+
+    def export_frames_to(self, path: Path) -> int:
+        """Write the current turn's frames to ``path`` as JSON Lines; lines written."""
+        return write_jsonl(path, self.frame_records())
+
+    def export_frames(self) -> None:
+        if not self.window.inspector.frames_model.rowCount():
+            self._message("No frames to export yet")
+            return
+        name, _ = QFileDialog.getSaveFileName(
+            self.window, "Export frames", "frames.jsonl", "JSON Lines (*.jsonl);;All files (*)"
+        )
+        if name:
+            n = self.export_frames_to(Path(name))
+            self._message(f"Exported {n} frames to {name}")
+
+    def find_in_frames(self) -> FramesFindBar:
+        window = self.window
+        window.inspector_dock.show()
+        window.inspector.setCurrentIndex(TAB_FRAMES)
+        self.find_bar.open_bar()
+        return self.find_bar
+
+    # -- compare ------------------------------------------------------------------------------
+
+    def compare(self) -> CompareDialog:
+        dialog = CompareDialog(list(self.recorder.turns), self.window)
+        self._keep(dialog)
+        return dialog
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc or url
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return parts.scheme, parts.hostname or "", port
