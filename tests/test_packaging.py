@@ -304,7 +304,8 @@ def test_release_workflow_builds_and_self_tests_every_platform() -> None:
 
 def test_ci_runs_the_packaging_stage_after_the_tests() -> None:
     ci = (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
-    assert ci.index("python3 dev.py test") < ci.index("bash packaging/ci_deb.sh")
+    test_line = next(i for i, line in enumerate(ci) if line.startswith("python3 dev.py test"))
+    assert test_line < ci.index("bash packaging/ci_deb.sh")
     stage = (PACKAGING / "ci_deb.sh").read_text(encoding="utf-8")
     for step in ("--self-test", "--version", "Installed-Size", "apt-get purge", "/opt/streamscope"):
         assert step in stage
