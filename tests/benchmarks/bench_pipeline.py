@@ -50,14 +50,15 @@ def timed(cmd: list[str]) -> tuple[float, str]:
     return time.perf_counter() - start, result.stdout
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--deltas", type=int, default=100_000)
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
+def measure(deltas: int = 100_000, runs: int = 3) -> dict[str, float]:
+    """Best whole-process seconds per peer (for ``run_all.py``)."""
+    return _run(deltas, runs)[0]
+
+
+def _run(deltas: int, runs: int) -> tuple[dict[str, float], int, int]:
     with DemoServer(speed=1000) as server:
         base = server.base_url("openai")
-        n = str(args.deltas)
+        n = str(deltas)
         ours_cmd = [
             sys.executable,
             "-m",
@@ -78,19 +79,29 @@ def main() -> None:
             "bare httpx read": [sys.executable, "-c", BARE, base, n],
         }
         best: dict[str, float] = {}
-        for _ in range(args.runs):
+        size = body_bytes = 0
+        for _ in range(runs):
             for name, cmd in peers.items():
                 seconds, out = timed(cmd)
                 best[name] = min(best.get(name, seconds), seconds)
                 if name.startswith("streamscope"):
                     result = json.loads(out)
                     assert result["outcome"] == "completed", result["reason"]
-                    assert result["events"] >= args.deltas, result["events"]
+                    assert result["events"] >= deltas, result["events"]
                     size = len(result["text"])
                 elif name == "openai SDK":
-                    assert int(out) == args.deltas, out
+                    assert int(out) == deltas, out
                 else:
                     body_bytes = int(out)
+    return best, size, body_bytes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--deltas", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    best, size, body_bytes = _run(args.deltas, args.runs)
     ours = best["streamscope send --json"]
     print(
         f"{args.deltas} deltas, {body_bytes / 1e6:.1f} MB body, text {size / 1e6:.2f} MB, "

@@ -158,6 +158,19 @@ def best_of(func: Callable[[list[bytes], bool], int], reads: list[bytes], parse:
     return best
 
 
+def measure() -> dict[str, float]:
+    """MB/s of each decoder, framing only and with JSON (for ``run_all.py``)."""
+    reads = split_reads(build_stream())
+    megabytes = sum(map(len, reads)) / 1e6
+    contenders = {"feed": ours_events, "feed_frames": ours_frames,
+                  "openai SDK": openai_sdk, "httpx-sse": httpx_sse}  # fmt: skip
+    return {
+        f"{name}{' +JSON' if parse else ''}": megabytes / best_of(func, reads, parse)
+        for name, func in contenders.items()
+        for parse in (False, True)
+    }
+
+
 def main() -> int:
     stream = build_stream()
     reads = split_reads(stream)

@@ -168,6 +168,10 @@ class _ToolCallBuilder:
         )
 
 
+_COMPACT = 4096
+"""Answer deltas are joined into one string every this many (see ``_compact_text``)."""
+
+
 class TurnAssembler:
     """Folds StreamEvents into a Turn. No I/O, no clocks: times are passed in.
 
@@ -190,7 +194,8 @@ class TurnAssembler:
         self.partial_frame = False
         self._request_sent = request_sent
         self._headers = headers
-        self._text: list[str] = []
+        self._text: list[str] = []  # the latest deltas
+        self._text_chunks: list[str] = []  # earlier deltas, joined _COMPACT at a time
         self._text_cache: str | None = ""
         self._reasoning: list[str] = []
         self._channel: str | None = None
@@ -217,8 +222,11 @@ class TurnAssembler:
         """Fold ``event`` in; return whether it was semantic progress (text, reasoning or
         argument bytes), which is what the idle timeout watches."""
         if type(event) is TextDelta:  # the hot path
-            self._text.append(event.text)
+            parts = self._text
+            parts.append(event.text)
             self._text_cache = None
+            if len(parts) >= _COMPACT:
+                self._compact_text()
             if self._first_token is None:
                 self._first_token = t
             self._last_token = t
@@ -227,6 +235,8 @@ class TurnAssembler:
             case TextDelta(text):
                 self._text.append(text)
                 self._text_cache = None
+                if len(self._text) >= _COMPACT:
+                    self._compact_text()
             case ReasoningDelta(text, channel):
                 self._reasoning.append(text)
                 if self._channel is None:
@@ -345,9 +355,16 @@ class TurnAssembler:
     def text(self) -> str:
         """The answer text so far (joined lazily, cached until the next delta)."""
         if self._text_cache is None:
-            self._text_cache = "".join(self._text)
-            self._text = [self._text_cache]
+            self._text_cache = "".join([*self._text_chunks, *self._text])
+            self._text_chunks = [self._text_cache]
+            self._text = []
         return self._text_cache
+
+    def _compact_text(self) -> None:
+        # A million one-word strings would otherwise be joined, and freed, in one go at
+        # the end of the turn (tens of ms on the UI thread); this spreads that work.
+        self._text_chunks.append("".join(self._text))
+        self._text = []
 
     @property
     def terminal_signal(self) -> str | None:

@@ -4,14 +4,18 @@ sending a message, resumes it)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
+from streamscope.ui.markdown import warm_up_highlighting
 from streamscope.ui.message_card import AssistantCard, NoticeCard, UserCard
 
 BOTTOM_SLACK = 4
 """Pixels from the end that still count as "at the bottom"."""
+
+WARM_UP_DELAY_MS = 250
+"""After the event loop starts (the window has painted), Pygments loads in the background."""
 
 
 class ChatView(QWidget):
@@ -38,6 +42,7 @@ class ChatView(QWidget):
         bar = self._scroll.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrollbar_valueChanged)
         bar.rangeChanged.connect(self._on_scrollbar_rangeChanged)
+        QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, warm_up_highlighting))
 
     # -- the API the window uses --------------------------------------------------------
 

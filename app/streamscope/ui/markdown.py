@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,13 @@ TOKENS_PER_STEP = 1_500
 
 CODE_PIECE = 8_192
 """... or after this many characters of one token."""
+
+MAX_MARKDOWN_LINE = 20_000
+"""A prose run with a line longer than this is shown as plain text (in pieces of
+:data:`PLAIN_STEP` characters per step): nobody writes such a line to be read as Markdown,
+and Qt would parse and lay it out in one blocking call."""
+
+PLAIN_STEP = 32_768
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +165,10 @@ def split_markdown(
     return segments, prose_start
 
 
+def _longest_line(text: str) -> int:
+    return max(map(len, text.split("\n")))
+
+
 def _dedent(code: str, indent: int) -> str:
     """The code inside a fence: the fence's indentation removed, no final newline."""
     code = code.replace("\r\n", "\n")
@@ -219,6 +231,29 @@ class _CodeStyle:
         return fmt
 
 
+_warmed = False
+
+
+def warm_up_highlighting() -> None:
+    """Import Pygments (its lexer table, the styles and the Python lexer) in a background
+    thread, once: the first code block of an answer then costs no ~25 ms import stall on the
+    UI thread. Call it after the window has painted (imports only; no Qt in the thread)."""
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
+
+    def load() -> None:
+        from pygments.lexers import get_lexer_by_name
+        from pygments.styles import get_style_by_name
+
+        get_lexer_by_name("python")
+        get_style_by_name("default")
+        get_style_by_name("github-dark")
+
+    threading.Thread(target=load, name="pygments-warm-up", daemon=True).start()
+
+
 def _lexer_for(language: str) -> Lexer:
     from pygments.lexers import get_lexer_by_name
     from pygments.lexers.special import TextLexer
@@ -249,6 +284,10 @@ class MarkdownWriter:
         """Write ``segment`` at ``cursor`` (left after it); yields where it may pause."""
         if isinstance(segment, CodeBlock):
             yield from self._write_code(cursor, segment)
+        elif len(segment.text) > MAX_MARKDOWN_LINE and _longest_line(segment.text) > (
+            MAX_MARKDOWN_LINE
+        ):
+            yield from self._write_plain(cursor, segment.text)
         else:
             self._write_prose(cursor, segment.text)
 
@@ -274,6 +313,17 @@ class MarkdownWriter:
         QTextCursor(scratch).insertBlock()
         cursor.insertFragment(QTextDocumentFragment(scratch))
 
+    def _write_plain(self, cursor: QTextCursor, text: str) -> Iterator[None]:
+        """A run with a line too long to be read as Markdown: plain text in bounded blocks,
+        as it was shown while streaming (one ``setMarkdown`` of it would block the loop)."""
+        if not cursor.document().isEmpty():
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+        appender = PlainAppender(cursor.document())
+        for start in range(0, len(text), PLAIN_STEP):
+            appender.append(text[start : start + PLAIN_STEP])
+            yield
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+
     def _style_tables(self, document: QTextDocument) -> None:
         for frame in document.rootFrame().childFrames():
             if isinstance(frame, QTextTable):
@@ -289,8 +339,11 @@ class MarkdownWriter:
 
     def _write_code(self, cursor: QTextCursor, block: CodeBlock) -> Iterator[None]:
         if self._code_style is None:
-            self._code_style = _CodeStyle(self._dark)
+            self._code_style = _CodeStyle(self._dark)  # imports Pygments: a step of its own
+            yield
         style = self._code_style
+        lexer = _lexer_for(block.language)  # may import a lexer module: a step of its own
+        yield
         number = len(self.codes)
         self.codes.append(block.code)
 
@@ -320,23 +373,31 @@ class MarkdownWriter:
         if not block.code:
             cursor.movePosition(QTextCursor.MoveOperation.End)
             return
-        lexer = _lexer_for(block.language)
         remaining = len(block.code)
-        for count, (ttype, value) in enumerate(lexer.get_tokens(block.code), start=1):
-            if len(value) > remaining:
-                value = value[:remaining]
-            if value:
-                fmt = style.format_for(ttype)
-                remaining -= len(value)
-                while len(value) > CODE_PIECE:  # one huge token (plain text lexer ...)
-                    cursor.insertText(value[:CODE_PIECE], fmt)
-                    value = value[CODE_PIECE:]
+        # One edit block per step: the document is laid out once per step, not per token.
+        cursor.beginEditBlock()
+        try:
+            for count, (ttype, value) in enumerate(lexer.get_tokens(block.code), start=1):
+                if len(value) > remaining:
+                    value = value[:remaining]
+                if value:
+                    fmt = style.format_for(ttype)
+                    remaining -= len(value)
+                    while len(value) > CODE_PIECE:  # one huge token (plain text lexer ...)
+                        cursor.insertText(value[:CODE_PIECE], fmt)
+                        value = value[CODE_PIECE:]
+                        cursor.endEditBlock()
+                        yield
+                        cursor.beginEditBlock()
+                    cursor.insertText(value, fmt)
+                if remaining <= 0:
+                    break
+                if count % TOKENS_PER_STEP == 0:
+                    cursor.endEditBlock()
                     yield
-                cursor.insertText(value, fmt)
-            if remaining <= 0:
-                break
-            if count % TOKENS_PER_STEP == 0:
-                yield
+                    cursor.beginEditBlock()
+        finally:
+            cursor.endEditBlock()
         cursor.movePosition(QTextCursor.MoveOperation.End)
 
 
@@ -367,9 +428,17 @@ class PlainAppender:
         self._line = 0
 
     def append(self, text: str) -> None:
-        """Append ``text`` at the end."""
+        """Append ``text`` at the end (one edit block: the document is laid out once, and
+        the cursor's x position is not recomputed after every piece)."""
         cursor = self._cursor
         cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.beginEditBlock()
+        try:
+            self._append(cursor, text)
+        finally:
+            cursor.endEditBlock()
+
+    def _append(self, cursor: QTextCursor, text: str) -> None:
         lines = text.split("\n")
         if self._line + len(lines[0]) <= LINE_PIECE and max(map(len, lines)) <= LINE_PIECE:
             cursor.insertText(text, self._format)  # one edit, one layout pass
@@ -385,13 +454,13 @@ class PlainAppender:
                     cursor.insertBlock()
                     self._line, room = 0, LINE_PIECE
                 piece = line[:room]
-                if len(line) > room:
+                full = len(line) > room  # this block is full after the piece
+                if full:
                     space = piece.rfind(" ", max(0, room - 200))
                     if space > 0:
                         piece = piece[: space + 1]
-                        room = len(piece)
                 cursor.insertText(piece, self._format)
-                self._line = room if len(line) > len(piece) else self._line + len(piece)
+                self._line = LINE_PIECE if full else self._line + len(piece)
                 line = line[len(piece) :]
 
 
@@ -457,4 +526,5 @@ __all__ = [
     "is_dark",
     "monospace_family",
     "split_markdown",
+    "warm_up_highlighting",
 ]

@@ -2,9 +2,10 @@
 
 An :class:`AssistantCard` shows an answer while it streams and after it ended. Deltas are
 appended as plain text to a *tail* pane (cost per delta independent of the answer's
-length). A few times a second, the finished blocks at the head of the tail are rendered as
-Markdown into the *rendered* pane above it and removed from the tail; :meth:`finish`
-renders the rest. Rendering runs in slices of at most :data:`SLICE_MS` across event-loop
+length), at once and then coalesced to at most one append per :data:`LIVE_APPEND_MS`. A
+few times a second, the finished blocks at the head of the tail are rendered as Markdown
+into the *rendered* pane above it and removed from the tail; :meth:`finish` renders the
+rest. Rendering runs in slices of at most :data:`SLICE_MS` across event-loop
 turns, so a long answer never freezes the window.
 """
 
@@ -38,13 +39,18 @@ from streamscope.ui.markdown import (
     is_dark,
     monospace_family,
     split_markdown,
+    warm_up_highlighting,
 )
 
-SLICE_MS = 16.0
+SLICE_MS = 5.0
 """Rendering work done per event-loop turn before yielding (milliseconds)."""
 
 LIVE_RENDER_MS = 300
 """How often finished blocks of a streaming answer are rendered as Markdown."""
+
+LIVE_APPEND_MS = 100
+"""Streamed text is shown at once, then at most this often (coalesced in between): each
+append re-lays out the tail and resizes the card, and a flood must not repaint per flush."""
 
 _BADGES: dict[Outcome, tuple[str, str, str]] = {
     # outcome: (badge, colour on light, colour on dark)
@@ -238,11 +244,13 @@ class AssistantCard(CardFrame):
         self.turn: Turn | None = None
         self._source: list[str] = []
         self._source_text: str | None = ""
+        self._unshown: list[str] = []  # received, not yet appended to the tail
         self._rendered_upto = 0  # source offset rendered into ``_rendered``
         self._reasoning: list[str] = []
         self._channels: list[str] = []
         self._jobs: deque[Iterator[None]] = deque()
         self._writer = MarkdownWriter(self.palette())
+        warm_up_highlighting()  # the first answer may hold code: load Pygments meanwhile
 
         self.status = QLabel("streaming…", self)
         self.status.setTextFormat(Qt.TextFormat.RichText)
@@ -311,6 +319,10 @@ class AssistantCard(CardFrame):
         self._pump_timer.setSingleShot(True)
         self._pump_timer.setInterval(0)
         self._pump_timer.timeout.connect(self._pump)
+        self._append_timer = QTimer(self)
+        self._append_timer.setSingleShot(True)
+        self._append_timer.setInterval(LIVE_APPEND_MS)
+        self._append_timer.timeout.connect(self._on_append_timer_timeout)
 
     # -- streaming ----------------------------------------------------------------------
 
@@ -327,9 +339,22 @@ class AssistantCard(CardFrame):
             return
         self._source.append(text)
         self._source_text = None
-        self._tail_appender.append(text)
+        self._unshown.append(text)
+        if not self._append_timer.isActive():
+            self._show_unshown()
+            self._append_timer.start()  # what arrives until it fires is shown in one go
         if self.turn is None and not self._live_timer.isActive():
             self._live_timer.start()
+
+    def _on_append_timer_timeout(self) -> None:
+        if self._unshown:
+            self._show_unshown()
+            self._append_timer.start()
+
+    def _show_unshown(self) -> None:
+        if self._unshown:
+            self._tail_appender.append("".join(self._unshown))
+            self._unshown = []
 
     def append_reasoning(self, text: str, channel: str) -> None:
         """Append reasoning text that arrived in ``channel`` (shown collapsed)."""
@@ -373,6 +398,8 @@ class AssistantCard(CardFrame):
         """Show the outcome and render the final Markdown (in slices when long)."""
         self.turn = turn
         self._live_timer.stop()
+        self._append_timer.stop()
+        self._show_unshown()
         if turn.text != self.text():
             self._restart_with(turn.text)
         if turn.reasoning and turn.reasoning != self.reasoning():
@@ -407,6 +434,7 @@ class AssistantCard(CardFrame):
         self._writer.codes.clear()
         self._rendered.hide()
         self._rendered_upto = 0
+        self._unshown = []
         self._tail_appender.clear()
 
     def _show_outcome(self, turn: Turn) -> None:
@@ -443,7 +471,8 @@ class AssistantCard(CardFrame):
 
     def _enqueue_render(self, *, final: bool) -> None:
         self._jobs.append(self._render_job(final))
-        self._pump()
+        if not self._pump_timer.isActive():
+            self._pump_timer.start()  # next loop turn: the end of a turn does enough already
 
     def _render_job(self, final: bool) -> Iterator[None]:
         """Render the finished blocks of the tail (all of it when ``final``), then show
@@ -459,6 +488,7 @@ class AssistantCard(CardFrame):
             yield
         if used or final:
             self._tail_appender.clear()
+            self._unshown = []  # the rest below includes it
             rest = self.text()[self._rendered_upto :]
             self._tail_appender.append(rest)
             self._tail.setVisible(bool(rest))

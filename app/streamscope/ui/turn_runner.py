@@ -3,8 +3,11 @@
 Core observer callbacks arrive per network read; widgets must not repaint per read. The
 runner appends everything to a pending :class:`ProgressBatch` and a single-shot timer flushes
 it at most ``max_flush_hz`` times a second (the interval stretches when a flush was slow,
-as qtconsole does). At the end of a turn the pending batch is flushed synchronously, then
-``turnFinished`` is emitted, so listeners always see every byte before the outcome.
+as qtconsole does). Under a flood a batch is sealed every :data:`MAX_BATCH_FRAMES` frames
+and the timer emits sealed batches for at most :data:`FLUSH_BUDGET_MS` per event-loop turn,
+so no flush blocks the loop for long. At the end of a turn everything pending is flushed
+synchronously, then ``turnFinished`` is emitted, so listeners always see every byte before
+the outcome.
 
 Signals (coarse, few):
     turnStarted(TurnStart)        the request is about to go out
@@ -17,18 +20,43 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
+import threading
 import time
+from collections import deque
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from streamscope.core.capture import Capture, MultiObserver, replay_capture
-from streamscope.core.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
-from streamscope.core.dialects.base import RequestSpec
 from streamscope.core.events import ReasoningDelta, StreamEvent, TextDelta
-from streamscope.core.pipeline import ParsedFrame, PipelineUpdate
-from streamscope.core.turn import Outcome, Turn
+from streamscope.core.turn import Outcome, StreamEnd, Turn
+
+if TYPE_CHECKING:
+    # The network stack (httpx) and the capture store load with the first turn, not with
+    # the window: importing this module must stay cheap for a fast first paint.
+    from streamscope.core.capture import Capture
+    from streamscope.core.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
+    from streamscope.core.dialects.base import RequestSpec
+    from streamscope.core.pipeline import ParsedFrame, PipelineUpdate
+
+
+MAX_INTERVAL_MS = 250
+"""The longest a slow flush can stretch the interval to."""
+
+MAX_BATCH_FRAMES = 512
+"""A batch is sealed once it holds this many frames (at a read boundary) and a new one is
+started; the timer emits sealed batches a few at a time. So the work a flush causes in
+the views is bounded however fast the stream is, and the loop can paint between batches."""
+
+FLUSH_BUDGET_MS = 8.0
+"""With a backlog of sealed batches, the timer emits more of them while it has spent less
+than this in one event-loop turn (so a backlog drains with few paints, in bounded steps)."""
+
+MAX_BACKLOG = 8
+"""At most this many sealed batches wait for the timer; beyond that the collector emits one
+itself (see :meth:`_Collector.progressed`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +92,9 @@ class ProgressBatch:
         return not (self.reads or self.frames or self.events)
 
 
-class _Collector(TurnObserver):
-    """Core observer: appends to the runner's pending batch (cheap, no Qt calls)."""
+class _Collector:
+    """Core observer (a :class:`~streamscope.core.client.TurnObserver`): appends to the
+    runner's pending batch (cheap, no Qt calls)."""
 
     def __init__(self, runner: TurnRunner) -> None:
         self.runner = runner
@@ -85,18 +114,31 @@ class _Collector(TurnObserver):
     def progressed(self, update: PipelineUpdate, t: float) -> None:
         runner = self.runner
         batch = runner._pending
-        for parsed in update.frames:
-            batch.frames.append((parsed, t))
-        runner._frames += len(update.frames)
-        for event in update.events:
-            batch.events.append((event, t))
-            match event:
-                case TextDelta(text):
-                    batch.text.append(text)
-                case ReasoningDelta(text, channel):
-                    batch.reasoning.append(text)
-                    batch.reasoning_channel = batch.reasoning_channel or channel
+        frames = update.frames
+        if frames:
+            batch.frames.extend([(parsed, t) for parsed in frames])
+            runner._frames += len(frames)
+        events = update.events
+        if events:
+            batch.events.extend([(event, t) for event in events])
+            text = batch.text
+            for event in events:  # isinstance, not ``match``: this runs once per delta
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                elif isinstance(event, ReasoningDelta):
+                    batch.reasoning.append(event.text)
+                    batch.reasoning_channel = batch.reasoning_channel or event.channel
+        if len(batch.frames) >= MAX_BATCH_FRAMES or len(batch.events) >= MAX_BATCH_FRAMES:
+            runner._seal()
+            if len(runner._ready) > MAX_BACKLOG:
+                # The views fall behind (an instant replay, a very fast link): hand them a
+                # batch now. This slows the producer down, so the backlog (and the memory
+                # it holds: every frame's bytes and events) stays bounded.
+                runner._emit(runner._ready.popleft())
         runner._schedule()
+
+    def ended(self, end: StreamEnd) -> None:
+        pass
 
     def finished(self, turn: Turn) -> None:
         self.runner._on_finished(turn)
@@ -119,6 +161,7 @@ class TurnRunner(QObject):
         self.flushes = 0
         self._task: asyncio.Task[Turn] | None = None
         self._pending = ProgressBatch()
+        self._ready: deque[ProgressBatch] = deque()  # sealed, not yet emitted
         self._bytes = 0
         self._frames = 0
         self._t0 = 0.0
@@ -127,8 +170,11 @@ class TurnRunner(QObject):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(self.min_interval_ms)
-        self._timer.timeout.connect(self.flush)
+        self._timer.timeout.connect(self._on_timer_timeout)
         self.last_turn: Turn | None = None
+        # Once the event loop runs (the window has painted), load the HTTP stack's lazy
+        # parts in the background, so the first send does not import them on the UI thread.
+        QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, warm_up_network))
 
     @property
     def running(self) -> bool:
@@ -139,12 +185,16 @@ class TurnRunner(QObject):
         spec: RequestSpec,
         *,
         dialect: str,
-        timeouts: StreamTimeouts = StreamTimeouts(),
-        tls: TLSOptions = TLSOptions(),
+        timeouts: StreamTimeouts | None = None,
+        tls: TLSOptions | None = None,
         observers: Sequence[TurnObserver] = (),
     ) -> asyncio.Task[Turn]:
         """Start a turn (the previous one must have finished). ``observers`` see the turn
         too (a capture recorder, say), before the runner's own collector."""
+        from streamscope.core.client import StreamTimeouts, TLSOptions
+
+        timeouts = timeouts if timeouts is not None else StreamTimeouts()
+        tls = tls if tls is not None else TLSOptions()
         observer = self._prepare(dialect, observers)
         return self._own(
             self.client.run_turn(
@@ -157,6 +207,8 @@ class TurnRunner(QObject):
     ) -> asyncio.Task[Turn]:
         """Replay a capture through the same pipeline and the same signals as a live turn:
         instantly (``speed=None``), at the recorded pace (1.0) or faster."""
+        from streamscope.core.capture import replay_capture
+
         observer = self._prepare(dialect or capture.dialect, ())
         self._replaying = True
 
@@ -176,12 +228,17 @@ class TurnRunner(QObject):
         if self.running:
             raise RuntimeError("a turn is already running")
         self._pending = ProgressBatch()
+        self._ready.clear()
         self._bytes = self._frames = 0
         self._dialect = dialect
         self._replaying = False
         self.last_turn = None
-        collector = _Collector(self)
-        return MultiObserver(*observers, collector) if observers else collector
+        collector: TurnObserver = _Collector(self)  # type: ignore[assignment]
+        if not observers:
+            return collector
+        from streamscope.core.capture import MultiObserver
+
+        return MultiObserver(*observers, collector)
 
     def _own(self, coro: Coroutine[object, object, Turn]) -> asyncio.Task[Turn]:
         self._task = asyncio.ensure_future(coro)
@@ -216,8 +273,8 @@ class TurnRunner(QObject):
         self.last_turn = turn
         self.turnFinished.emit(turn)
 
-    def flush(self) -> None:
-        """Emit the pending batch now (also called by the timer)."""
+    def _seal(self) -> None:
+        """Close the pending batch (its totals are the turn's so far) and start a new one."""
         batch = self._pending
         if batch.is_empty():
             return
@@ -226,12 +283,62 @@ class TurnRunner(QObject):
         batch.total_frames = self._frames
         now = self._last_t if self._replaying else time.monotonic()
         batch.elapsed = now - self._t0
+        self._ready.append(batch)
+
+    def _on_timer_timeout(self) -> None:
+        if not self._ready:
+            self._seal()
+        if not self._ready:
+            return
         started = time.perf_counter()
+        self._emit(self._ready.popleft())
+        while self._ready and (time.perf_counter() - started) * 1000 < FLUSH_BUDGET_MS:
+            self._emit(self._ready.popleft())  # a backlog: more batches in this loop turn
+        if self._ready or len(self._pending.frames) >= MAX_BATCH_FRAMES:
+            self._timer.setInterval(0)  # more is waiting: come back after this loop turn
+        else:
+            # A slow flush stretches the next interval, so a flood cannot starve the loop.
+            spent_ms = (time.perf_counter() - started) * 1000
+            stretched = min(MAX_INTERVAL_MS, int(spent_ms * 2))
+            self._timer.setInterval(max(self.min_interval_ms, stretched))
+        self._timer.start()
+
+    def flush(self) -> None:
+        """Emit everything that is pending now, oldest first (also at the end of a turn)."""
+        self._seal()
+        while self._ready:
+            self._emit(self._ready.popleft())
+
+    def _emit(self, batch: ProgressBatch) -> None:
         self.flushes += 1
         self.turnProgressed.emit(batch)
-        # A slow flush stretches the next interval, so a flood cannot starve the loop.
-        spent_ms = (time.perf_counter() - started) * 1000
-        self._timer.setInterval(max(self.min_interval_ms, min(250, int(spent_ms * 2))))
+
+
+WARM_UP_DELAY_MS = 250
+
+_FIRST_SEND_MODULES = (
+    *("httpcore", "h11", "sniffio", "certifi", "truststore"),  # the HTTP stack
+    *("anyio._backends._asyncio", "anyio.streams.tls", "anyio.to_thread"),  # (anyio is lazy)
+    *("keyring", "streamscope.core.secrets"),  # the API key lookup
+)
+_warmed = False
+
+
+def warm_up_network() -> None:
+    """Import what the first send would import on the UI thread (the HTTP stack's lazy
+    parts, the keyring: ~60 ms) in a background thread, once. Imports only: no Qt, no
+    sockets, no keyring access."""
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
+
+    def load() -> None:
+        for name in _FIRST_SEND_MODULES:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+
+    threading.Thread(target=load, name="network-warm-up", daemon=True).start()
 
 
 def _consume_result(task: asyncio.Task[Turn]) -> None:

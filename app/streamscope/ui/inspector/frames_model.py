@@ -16,7 +16,7 @@ import bisect
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -42,8 +42,10 @@ from streamscope.core.events import (
     ToolCallStarted,
     Usage,
 )
-from streamscope.core.pipeline import ParsedFrame
 from streamscope.ui.inspector.frame_summary import summarize
+
+if TYPE_CHECKING:
+    from streamscope.core.pipeline import ParsedFrame
 
 __all__ = ["COLUMNS", "FrameKind", "FramesFilterProxy", "FramesModel"]
 
@@ -78,6 +80,18 @@ KindRole = Qt.ItemDataRole.UserRole + 1
 FlagsRole = Qt.ItemDataRole.UserRole + 2
 FilterTextRole = Qt.ItemDataRole.UserRole + 3
 
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+_BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
+_FONT = int(Qt.ItemDataRole.FontRole)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_KIND, _FLAGS, _FILTER = int(KindRole), int(FlagsRole), int(FilterTextRole)
+_ROLES = frozenset(
+    (_DISPLAY, _FOREGROUND, _BACKGROUND, _FONT, _ALIGNMENT, _TOOLTIP, _KIND, _FLAGS, _FILTER)
+)
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
 _GLYPHS = {
     FrameKind.COMMENT: "·",
     FrameKind.TERMINAL: "■",
@@ -90,8 +104,11 @@ def _kind_of(parsed: ParsedFrame) -> int:
     frame = parsed.frame
     if frame.event is None:
         return FrameKind.COMMENT if frame.complete or frame.comments else FrameKind.DATA
+    events = parsed.events
+    if len(events) == 1:  # the common case: one event per frame
+        return _EVENT_KINDS.get(type(events[0]), FrameKind.DATA)
     kind = FrameKind.DATA
-    for event in parsed.events:
+    for event in events:
         kind = max(kind, _EVENT_KINDS.get(type(event), FrameKind.DATA))
     return kind
 
@@ -168,30 +185,41 @@ class FramesModel(QAbstractTableModel):
             return
         first = len(self.offsets)
         self.beginInsertRows(QModelIndex(), first, first + len(frames) - 1)
+        # Built as lists, then one extend per array: a firehose inserts ~100k rows a second.
+        offsets: list[int] = []
+        lengths: list[int] = []
+        kinds: list[int] = []
+        flag_list: list[int] = []
         stream = memoryview(self.stream)
         size = len(stream)
+        side = self.side
+        kind_of = _kind_of
         try:
-            for parsed, t in frames:
+            for parsed, _t in frames:
                 frame = parsed.frame
                 raw = frame.raw
                 offset = frame.offset
                 n = len(raw)
                 flags = 0
                 if offset + n > size or stream[offset : offset + n] != raw:
-                    flags |= FLAG_DETACHED
-                    offset = len(self.side)
-                    self.side += raw
+                    flags = FLAG_DETACHED
+                    offset = len(side)
+                    side += raw
                 if frame.invalid_utf8:
                     flags |= FLAG_INVALID_UTF8
                 if not frame.complete:
                     flags |= FLAG_INCOMPLETE
-                self.offsets.append(offset)
-                self.lengths.append(n)
-                self.times.append(t)
-                self.kinds.append(_kind_of(parsed))
-                self.frame_flags.append(flags)
+                offsets.append(offset)
+                lengths.append(n)
+                kinds.append(kind_of(parsed))
+                flag_list.append(flags)
         finally:
             stream.release()
+        self.offsets.extend(offsets)
+        self.lengths.extend(lengths)
+        self.times.extend([t for _parsed, t in frames])
+        self.kinds.extend(kinds)
+        self.frame_flags.extend(flag_list)
         self.endInsertRows()
 
     # -- reading ------------------------------------------------------------------------
@@ -268,32 +296,33 @@ class FramesModel(QAbstractTableModel):
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
+        # A paint asks ~7 roles of every visible cell: unknown roles leave first, and roles
+        # are compared as plain ints (an enum attribute lookup each time costs more).
+        role = int(role)
+        if role not in _ROLES or not index.isValid():
             return None
         row, col = index.row(), index.column()
         if not (0 <= row < len(self.offsets)):
             return None
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             return self._display(row, col)
-        if role == Qt.ItemDataRole.ForegroundRole:
+        if role == _FOREGROUND:
             return self._style(row)[0]
-        if role == Qt.ItemDataRole.BackgroundRole:
+        if role == _BACKGROUND:
             return self._style(row)[1]
-        if role == Qt.ItemDataRole.FontRole:
+        if role == _FONT:
             if self.frame_flags[row] & FLAG_INCOMPLETE:
                 return self._italic
             return self._bold if self.kinds[row] == FrameKind.TERMINAL else None
-        if role == Qt.ItemDataRole.TextAlignmentRole and col <= COL_BYTES:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ToolTipRole and col >= COL_EVENT:
-            return self._tooltip(row)
-        if role == KindRole:
+        if role == _ALIGNMENT:
+            return _RIGHT if col <= COL_BYTES else None
+        if role == _TOOLTIP:
+            return self._tooltip(row) if col >= COL_EVENT else None
+        if role == _KIND:
             return self.kinds[row]
-        if role == FlagsRole:
+        if role == _FLAGS:
             return self.frame_flags[row]
-        if role == FilterTextRole:
-            return self.filter_text(row)
-        return None
+        return self.filter_text(row)  # FilterTextRole
 
     def _display(self, row: int, col: int) -> str:
         if col == COL_INDEX:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QItemSelection, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -15,8 +18,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.dialects import detect_dialect
-from streamscope.core.sse import SSEEvent
 from streamscope.ui.inspector.frame_detail import FrameDetail
 from streamscope.ui.inspector.frames_model import (
     COL_BYTES,
@@ -32,10 +33,17 @@ from streamscope.ui.inspector.frames_model import (
 )
 from streamscope.ui.turn_runner import ProgressBatch
 
+if TYPE_CHECKING:
+    from streamscope.core.sse import SSEEvent
+
 __all__ = ["FramesPanel"]
 
 SNIFF_EVENTS = 8
 """How many decoded events the dialect check looks at before it stops looking."""
+
+REPAINT_MS = 100
+"""While frames pour in, the table repaints at once and then at most this often: a paint
+asks the model for every visible cell, and a firehose would otherwise repaint per flush."""
 
 
 def _size(n: int) -> str:
@@ -59,6 +67,10 @@ class FramesPanel(QWidget):
         self._sniffed: list[SSEEvent] = []
         self._sniff_done = False
         self._total_bytes = 0
+        self._last_repaint = 0.0
+        self._repaint_timer = QTimer(self)
+        self._repaint_timer.setSingleShot(True)
+        self._repaint_timer.timeout.connect(self._on_repaint_timer_timeout)
 
         self.banner = QLabel(self)
         self.banner.setWordWrap(True)
@@ -126,6 +138,7 @@ class FramesPanel(QWidget):
     # -- feeding ------------------------------------------------------------------------
 
     def begin_turn(self, t0: float, dialect: str) -> None:
+        self.repaint_now()
         self.model.clear(t0)
         self.dialect = dialect
         self.content_type = None
@@ -140,6 +153,7 @@ class FramesPanel(QWidget):
         self.content_type = content_type
 
     def add_progress(self, batch: ProgressBatch) -> None:
+        self._throttle_repaint()
         bar = self.view.verticalScrollBar()
         at_bottom = bar.value() >= bar.maximum()
         self.model.append_reads(batch.reads)
@@ -151,12 +165,36 @@ class FramesPanel(QWidget):
         if at_bottom and batch.frames:
             self.view.scrollToBottom()
 
+    def _throttle_repaint(self) -> None:
+        """Let the table paint now if it has not for :data:`REPAINT_MS`, else hold its
+        updates until then (rows, scroll position and selection change as usual)."""
+        if self._repaint_timer.isActive():
+            return
+        wait_ms = REPAINT_MS - (time.monotonic() - self._last_repaint) * 1000
+        if wait_ms <= 0:
+            self._last_repaint = time.monotonic()
+            return
+        self.view.setUpdatesEnabled(False)
+        self._repaint_timer.start(max(1, int(wait_ms)))
+
+    def _on_repaint_timer_timeout(self) -> None:
+        self.repaint_now()
+
+    def repaint_now(self) -> None:
+        """Stop holding the table's updates (at the end of a turn, say)."""
+        self._repaint_timer.stop()
+        self._last_repaint = time.monotonic()
+        if not self.view.updatesEnabled():
+            self.view.setUpdatesEnabled(True)
+
     def _sniff(self, batch: ProgressBatch) -> None:
         for parsed, _t in batch.frames:
             if parsed.frame.event is not None:
                 self._sniffed.append(parsed.frame.event)
             if len(self._sniffed) >= SNIFF_EVENTS:
                 break
+        from streamscope.core.dialects import detect_dialect  # loaded by the turn already
+
         guess = detect_dialect(self.content_type, self._sniffed)
         if guess is None and len(self._sniffed) < SNIFF_EVENTS:
             return

@@ -76,5 +76,6 @@ class InspectorPanel(QTabWidget):
 
     def finish_turn(self, turn: Turn) -> None:
         """The turn ended: final tool-call JSON, timeline milestones and warnings."""
+        self.frames_panel.repaint_now()
         self.toolcalls_panel.finish(turn)
         self.timeline_panel.finish(turn)

@@ -1,0 +1,68 @@
+"""Run every benchmark and print one table: each figure, ratio and target, PASS/FAIL.
+
+    .venv/bin/python tests/benchmarks/run_all.py [--quick]
+
+Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``), then the GUI
+firehose, the 1,000,000-frame capture and the cold start (``bench_gui.py``). Takes a few
+minutes; every subprocess has a timeout, every server listens on 127.0.0.1 and is stopped.
+Exit code 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_gui
+import bench_pipeline
+import bench_sse
+from bench_gui import Row, check, info, print_table
+
+
+def decoder_rows() -> list[Row]:
+    rates = bench_sse.measure()
+    name = "SSE decoder (20 MB)"
+    rows = [info(name, f"{peer} MB/s", f"{rate:.0f}") for peer, rate in rates.items()]
+    for ours in ("feed", "feed_frames"):
+        for other in ("openai SDK", "httpx-sse"):
+            for suffix in ("", " +JSON"):
+                ratio = rates[ours + suffix] / rates[other + suffix]
+                rows.append(info(name, f"{ours}{suffix} / {other}", f"{ratio:.2f}x"))
+    return rows
+
+
+def pipeline_rows(quick: bool) -> list[Row]:
+    best = bench_pipeline.measure(runs=1 if quick else 3)
+    ours, sdk, bare = (
+        best[k] for k in ("streamscope send --json", "openai SDK", "bare httpx read")
+    )
+    name = "headless pipeline 100k (processes)"
+    return [
+        info(name, "streamscope send --json", f"{ours:.2f} s"),
+        info(name, "openai SDK", f"{sdk:.2f} s"),
+        info(name, "bare httpx read", f"{bare:.2f} s"),
+        check(name, "ours / SDK", ours / sdk, 0.1, ".3f", "x"),
+        check(name, "ours / bare", ours / bare, 4, ".2f", "x"),
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller capture, fewer runs")
+    args = parser.parse_args()
+    rows = decoder_rows()
+    print("decoder done", file=sys.stderr, flush=True)
+    rows += pipeline_rows(args.quick)
+    print("pipeline done", file=sys.stderr, flush=True)
+    for name, bench in bench_gui.BENCHES.items():
+        rows += bench(args.quick)
+        print(f"{name} done", file=sys.stderr, flush=True)
+    print_table(rows)
+    return 0 if all(r.ok is not False for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,122 @@
+"""Performance properties that do not depend on the machine: counts, not times.
+
+The timings live in ``tests/benchmarks`` (``run_all.py``). Here: a flood arrives in few
+flushes with the exact text, a long line is laid out in bounded blocks, a code block is laid
+out once per step (not per token), a huge line renders in many small steps, and the frames
+model keeps numbers per frame, not copies of its bytes.
+"""
+
+from __future__ import annotations
+
+import json
+
+import qasync
+from PySide6.QtGui import QTextCursor, QTextDocument
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from streamscope.core.capture_format import Capture, CaptureEnd, CaptureResponse, ReadLog
+from streamscope.core.client import StreamClient
+from streamscope.core.turn import Outcome, Turn
+from streamscope.ui.chat_view import ChatView
+from streamscope.ui.inspector import InspectorPanel
+from streamscope.ui.markdown import (
+    LINE_PIECE,
+    PLAIN_STEP,
+    TOKENS_PER_STEP,
+    CodeBlock,
+    MarkdownWriter,
+    PlainAppender,
+    Prose,
+)
+from streamscope.ui.turn_runner import ProgressBatch, TurnRunner
+
+
+def frame(text: str) -> bytes:
+    obj = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": text}}]}
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def capture_of(deltas: list[str], frames_per_read: int = 32) -> Capture:
+    frames = [frame(d) for d in deltas] + [b"data: [DONE]\n\n"]
+    reads = ReadLog()
+    for i in range(0, len(frames), frames_per_read):
+        reads.append(0.01 + i * 1e-5, b"".join(frames[i : i + frames_per_read]))
+    response = CaptureResponse(200, (("content-type", "text/event-stream"),), 0.005)
+    return Capture("openai", None, response, reads, CaptureEnd("eof", elapsed=1.0))
+
+
+def test_20000_deltas_arrive_in_few_flushes_with_the_exact_text(
+    qtbot: QtBot, aloop: qasync.QEventLoop
+) -> None:
+    n = 20_000
+    deltas = [f"w{i} " if i % 50 else "\n\n" for i in range(n)]
+    expected = "".join(deltas)
+    runner = TurnRunner(StreamClient())
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    chat = ChatView()
+    qtbot.addWidget(chat)
+    card = chat.begin_assistant_message("replay")
+    batches: list[ProgressBatch] = []
+    runner.turnProgressed.connect(batches.append)
+    runner.turnProgressed.connect(inspector.add_progress)
+    runner.turnProgressed.connect(lambda b: card.append_text("".join(b.text)))
+    runner.turnFinished.connect(card.finish)
+
+    async def main() -> Turn | None:
+        runner.start_replay(capture_of(deltas))
+        return await runner.wait()
+
+    turn = aloop.run_until_complete(main())
+    assert turn is not None and turn.outcome is Outcome.COMPLETED
+    assert runner.flushes == len(batches) <= n // 100  # coalesced: far fewer than deltas
+    assert "".join(t for b in batches for t in b.text) == expected
+    assert card.text() == turn.text == expected
+    assert inspector.frames_model.rowCount() == n + 1
+    assert len(inspector.frames_model.side) == 0  # every frame points into the reads
+    qtbot.waitUntil(lambda: not card.is_rendering(), timeout=20_000)
+
+
+def test_an_endless_line_is_laid_out_in_bounded_blocks(qtbot: QtBot) -> None:
+    document = QTextDocument()
+    appender = PlainAppender(document)
+    text = "".join(f"t{i % 10} " for i in range(100_000))  # 300 KB, no newline
+    for start in range(0, len(text), 977):  # coalesced deltas of odd sizes
+        appender.append(text[start : start + 977])
+    blocks = []
+    block = document.begin()
+    while block.isValid():
+        blocks.append(block.length() - 1)
+        block = block.next()
+    assert max(blocks) <= LINE_PIECE  # each insert lays out at most one short block
+    assert len(blocks) <= 2 * len(text) // LINE_PIECE + 2
+    assert "".join(document.toPlainText().split("\n")) == text
+
+
+def test_a_code_block_is_laid_out_once_per_step_not_per_token(qtbot: QtBot) -> None:
+    document = QTextDocument()
+    document.documentLayout()  # laid out, as in a visible pane
+    changes: list[int] = []
+    document.contentsChange.connect(lambda *_: changes.append(1))
+    code = "\n".join(f"value_{i} = compute({i}, 'x')  # step {i}" for i in range(1500))
+    writer = MarkdownWriter(QApplication.palette())
+    steps = sum(1 for _ in writer.write(QTextCursor(document), CodeBlock(code, "python")))
+    tokens = 1500 * 14
+    assert steps >= tokens // TOKENS_PER_STEP
+    assert len(changes) <= steps + 10  # not one layout pass per token (~21,000)
+    assert document.toPlainText().rstrip().endswith("# step 1499")
+
+
+def test_a_huge_line_renders_in_many_small_steps(qtbot: QtBot) -> None:
+    document = QTextDocument()
+    line = "".join(f"t{i % 10} " for i in range(100_000))
+    writer = MarkdownWriter(QApplication.palette())
+    steps = sum(1 for _ in writer.write(QTextCursor(document), Prose(line)))
+    assert steps >= len(line) // PLAIN_STEP
+    block = document.begin()
+    longest = 0
+    while block.isValid():
+        longest = max(longest, block.length() - 1)
+        block = block.next()
+    assert longest <= LINE_PIECE
