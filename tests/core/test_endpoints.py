@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from streamscope.core import endpoints, paths
+from streamscope.core import models_api, paths
 from streamscope.core.client import StreamTimeouts, TLSOptions
 from streamscope.core.endpoints import (
     DEMO_ID,
@@ -21,11 +21,9 @@ from streamscope.core.endpoints import (
     Endpoint,
     EndpointSettings,
     EndpointStore,
-    ModelListError,
-    models_url,
     new_endpoint,
-    parse_models,
 )
+from streamscope.core.models_api import ModelListError, models_url, parse_models
 
 
 def test_paths_follow_streamscope_home_at_call_time(
@@ -194,7 +192,7 @@ def test_fetch_models_sends_the_dialect_auth_header() -> None:
         return httpx.Response(200, json={"data": [{"id": "claude-a"}, {"id": "claude-b"}]})
 
     ep = replace(new_endpoint("anthropic"), extra_headers={"X-Extra": "1", "x-empty": ""})
-    models = _run_with(handler, lambda c: endpoints.fetch_models(ep, "sk-ant", c))
+    models = _run_with(handler, lambda c: models_api.fetch_models(ep, "sk-ant", c))
     assert models == ["claude-a", "claude-b"]
     req = seen[0]
     assert req.headers["x-api-key"] == "sk-ant"
@@ -217,7 +215,7 @@ def test_test_connection_explains_http_errors(status: int, body: object, needle:
         return httpx.Response(status, json=body, headers={"Retry-After": "7"})
 
     ep = new_endpoint("openai")
-    ok, message = _run_with(handler, lambda c: endpoints.test_connection(ep, "k", c))
+    ok, message = _run_with(handler, lambda c: models_api.test_connection(ep, "k", c))
     assert not ok
     assert needle in message
     if status == 401:
@@ -229,7 +227,7 @@ def test_test_connection_ok_counts_models() -> None:
         return httpx.Response(200, json={"data": [{"id": "gpt-4.1-mini"}, {"id": "o3"}]})
 
     ep = new_endpoint("openai")
-    ok, message = _run_with(handler, lambda c: endpoints.test_connection(ep, "k", c))
+    ok, message = _run_with(handler, lambda c: models_api.test_connection(ep, "k", c))
     assert ok and message.startswith("Connected · 2 models")
 
 
@@ -244,11 +242,11 @@ def test_test_connection_refused_and_timeout() -> None:
         raise httpx.ConnectTimeout("timed out", request=request)
 
     ep = replace(new_endpoint("vllm"), connect_timeout=2)
-    ok, message = _run_with(refused, lambda c: endpoints.test_connection(ep, None, c))
+    ok, message = _run_with(refused, lambda c: models_api.test_connection(ep, None, c))
     assert not ok and "Connection refused by localhost:8000" in message
-    ok, message = _run_with(slow, lambda c: endpoints.test_connection(ep, None, c))
+    ok, message = _run_with(slow, lambda c: models_api.test_connection(ep, None, c))
     assert not ok and "sent no answer" in message
-    ok, message = _run_with(connect_slow, lambda c: endpoints.test_connection(ep, None, c))
+    ok, message = _run_with(connect_slow, lambda c: models_api.test_connection(ep, None, c))
     assert not ok and "Timed out after 2 s connecting to localhost:8000" in message
 
 
@@ -262,8 +260,8 @@ def test_real_refused_connection_on_loopback() -> None:
     ep = replace(new_endpoint("custom"), base_url=f"http://127.0.0.1:{port}/v1")
 
     async def main() -> tuple[bool, str]:
-        async with endpoints.make_http_client(ep) as client:
-            return await endpoints.test_connection(ep, None, client)
+        async with models_api.make_http_client(ep) as client:
+            return await models_api.test_connection(ep, None, client)
 
     ok, message = asyncio.run(main())
     assert not ok and "refused" in message.lower()
@@ -274,9 +272,9 @@ def test_fetch_models_without_base_url_or_with_html() -> None:
         return httpx.Response(200, text="<html>proxy</html>", headers={"content-type": "text/html"})
 
     with pytest.raises(ModelListError, match="No base URL"):
-        _run_with(html, lambda c: endpoints.fetch_models(new_endpoint("custom"), None, c))
+        _run_with(html, lambda c: models_api.fetch_models(new_endpoint("custom"), None, c))
     with pytest.raises(ModelListError, match="not JSON"):
-        _run_with(html, lambda c: endpoints.fetch_models(new_endpoint("openai"), None, c))
+        _run_with(html, lambda c: models_api.fetch_models(new_endpoint("openai"), None, c))
 
 
 def test_nothing_is_written_at_import(tmp_path: Path) -> None:

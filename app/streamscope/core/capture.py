@@ -63,9 +63,10 @@ from streamscope.core.capture_format import (
     read_capture,
     write_capture,
 )
-from streamscope.core.client import TurnObserver, classify_content_type
+from streamscope.core.content_type import classify_content_type
 from streamscope.core.dialects.base import RequestSpec
 from streamscope.core.events import DialectWarning
+from streamscope.core.observer import TurnObserver
 from streamscope.core.paths import capture_dir
 from streamscope.core.pipeline import PipelineUpdate, StreamPipeline
 from streamscope.core.redact import mask_value, redact_url, scrub, secret_values

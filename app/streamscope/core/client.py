@@ -26,9 +26,12 @@ from dataclasses import dataclass, field, replace
 import httpx
 import orjson
 
+from streamscope.core.content_type import classify_content_type
 from streamscope.core.dialects.base import RequestSpec
 from streamscope.core.events import DialectWarning
-from streamscope.core.pipeline import PipelineUpdate, StreamPipeline
+from streamscope.core.net_options import StreamTimeouts, TLSOptions
+from streamscope.core.observer import TurnObserver
+from streamscope.core.pipeline import StreamPipeline
 from streamscope.core.redact import scrub, secret_values
 from streamscope.core.turn import StreamEnd, Turn
 
@@ -46,73 +49,6 @@ MAX_ERROR_BODY = 1 << 20
 
 GRACE_AFTER_TERMINAL = 2.0
 """After the terminal signal, wait at most this long for the server to end the body."""
-
-_STREAM_TYPES = frozenset(
-    {"text/event-stream", "application/x-ndjson", "application/ndjson", "application/jsonl"}
-)
-_NOT_STREAM_TYPES = ("text/html", "application/json", "application/xml", "text/xml")
-
-
-@dataclass(frozen=True, slots=True)
-class StreamTimeouts:
-    """Per-endpoint limits, in seconds. Reasoning models think for minutes behind
-    keep-alives, so the first-byte and idle defaults are generous."""
-
-    connect: float = 10.0
-    first_byte: float = 300.0
-    idle: float = 300.0
-
-
-@dataclass(frozen=True, slots=True)
-class TLSOptions:
-    """``verify=False`` turns verification off (the UI marks it visibly);
-    ``ca_bundle`` adds a CA file for self-signed local servers."""
-
-    verify: bool = True
-    ca_bundle: str | None = None
-
-
-class TurnObserver:
-    """Receives a turn as it happens. Subclass and override what you need; every method is
-    called on the event loop's thread, in order, and must be quick."""
-
-    def request_started(self, spec: RequestSpec, body: bytes, t: float) -> None:
-        """The request is about to be sent (``spec`` is unredacted: redact before showing)."""
-
-    def response_started(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
-        """Status line and headers arrived."""
-
-    def read(self, data: bytes, t: float) -> None:
-        """One network read of the body (wire bytes, or decompressed when the server
-        compressed despite ``Accept-Encoding: identity``)."""
-
-    def progressed(self, update: PipelineUpdate, t: float) -> None:
-        """What the pipeline made of the last read (frames, events)."""
-
-    def ended(self, end: StreamEnd) -> None:
-        """How the byte stream ended (with the bounded error body, if any); then
-        :meth:`finished` follows."""
-
-    def finished(self, turn: Turn) -> None:
-        """The turn ended (any outcome, cancelled included)."""
-
-
-def classify_content_type(content_type: str | None, head: bytes) -> tuple[bool, str | None]:
-    """Whether a 2xx body is a stream, and a warning when that was only guessed.
-
-    Event-stream and NDJSON types are streams; HTML, JSON and XML are not; anything else
-    (missing, ``text/plain`` ...) is judged by its first bytes.
-    """
-    media = (content_type or "").split(";", 1)[0].strip().lower()
-    if media in _STREAM_TYPES:
-        return True, None
-    if media.startswith(_NOT_STREAM_TYPES):
-        return False, None
-    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:6]
-    if start.startswith((b"data:", b"event:", b":", b"id:", b"{")):
-        shown = media or "no Content-Type"
-        return True, f"response has {shown}, not text/event-stream; decoded as a stream anyway"
-    return False, None
 
 
 @dataclass(slots=True)

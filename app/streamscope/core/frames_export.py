@@ -24,9 +24,9 @@ from typing import Any
 import orjson
 
 from streamscope.core.capture import Capture, replay_capture
-from streamscope.core.client import TurnObserver
 from streamscope.core.dialects.base import Framing
 from streamscope.core.ndjson import NDJSONDecoder
+from streamscope.core.observer import TurnObserver
 from streamscope.core.pipeline import PipelineUpdate
 from streamscope.core.sse import RawFrame, SSEDecoder
 from streamscope.core.turn import Turn

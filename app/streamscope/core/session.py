@@ -12,13 +12,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from streamscope.core.capture import Capture, CaptureStore
 from streamscope.core.chat import ChatHistory, ToolResult
 from streamscope.core.conversation import ToolCall, ToolDefinition
 from streamscope.core.store import Store
 from streamscope.core.store_records import StoredMessage, to_chat_history
 from streamscope.core.turn import Turn
+
+if TYPE_CHECKING:  # captures load with the first turn, not with the window
+    from streamscope.core.capture import Capture, CaptureStore
 
 __all__ = ["ChatSession", "SavedAnswer"]
 

@@ -12,18 +12,15 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject, Signal
 
-from streamscope.core.capture import Capture, CaptureRecorder
 from streamscope.core.chat import ChatHistory, ToolResult
-from streamscope.core.client import StreamClient, StreamTimeouts, TLSOptions
 from streamscope.core.conversation import ToolCall, ToolDefinition
-from streamscope.core.dialects import get_dialect
-from streamscope.core.dialects.base import RequestSpec
 from streamscope.core.endpoints import Endpoint
 from streamscope.core.events import ToolCallDelta, ToolCallDone, ToolCallStarted
+from streamscope.core.net_options import StreamTimeouts, TLSOptions
 from streamscope.core.session import ChatSession
 from streamscope.core.turn import Outcome, ToolCallState, Turn
 from streamscope.ui.chat_view import AssistantCard, ChatView
@@ -31,6 +28,10 @@ from streamscope.ui.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
 from streamscope.ui.status_panel import StatusPanel
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
+
+if TYPE_CHECKING:
+    from streamscope.core.capture import Capture, CaptureRecorder
+    from streamscope.core.dialects.base import RequestSpec
 
 
 @dataclass(slots=True)
@@ -99,8 +100,7 @@ class ChatController(QObject):
         self._headers = headers
         self._tools = tools
         self.demo = demo
-        self.client = StreamClient()
-        self.runner = TurnRunner(self.client, self)
+        self.runner = TurnRunner(None, self)
         self.session = ChatSession()
         self._recorder: CaptureRecorder | None = None
         self._card: AssistantCard | None = None
@@ -199,7 +199,7 @@ class ChatController(QObject):
         if self._prepare is not None:
             await asyncio.gather(self._prepare, return_exceptions=True)
         await self.runner.wait()
-        await self.client.aclose()
+        await self.runner.aclose()
         await self.demo.aclose()
 
     def open_session(self, session: ChatSession) -> None:
@@ -230,6 +230,8 @@ class ChatController(QObject):
         self.session.user_sent(user_text, endpoint_name=endpoint_name, model=model)
         self.chat.add_user_message(user_text)
         self._begin_answer(label, status=label, alternative=False)
+        from streamscope.core.capture import CaptureRecorder
+
         self._recorder = CaptureRecorder(dialect)
         self.runner.start(
             spec, dialect=dialect, timeouts=timeouts, tls=tls, observers=[self._recorder]
@@ -272,6 +274,8 @@ class ChatController(QObject):
             extra_body=dict(endpoint.extra_body),
             include_usage=endpoint.include_usage,
         )
+        from streamscope.core.dialects import get_dialect
+
         spec = get_dialect(dialect).build_request(
             conv,
             base_url=base_url,
@@ -279,6 +283,8 @@ class ChatController(QObject):
             api_key=api_key,
             extra_headers=self._headers(endpoint),
         )
+        from streamscope.core.capture import CaptureRecorder
+
         self._recorder = CaptureRecorder(endpoint.dialect)
         self.runner.start(
             spec,

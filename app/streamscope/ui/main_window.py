@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, Signal
+from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from streamscope.core.capture import CaptureStore
     from streamscope.core.secrets import SecretStore
     from streamscope.core.store import Store
+    from streamscope.ui.power_tools import PowerTools
 
 WELCOME = """\
 ### Welcome to StreamScope
@@ -156,9 +157,21 @@ class MainWindow(QMainWindow):
         self._open_session(ChatSession(store, captures))
         self.composer.editor.setFocus()
         self.status.show_message("Ready")
-        from streamscope.ui.power_tools import install_power_tools
+        self._power_tools: PowerTools | None = None
+        # The Stream menu (power tools) is built right after the first paint.
+        QTimer.singleShot(0, self, self._install_power_tools)
 
-        self.power_tools = install_power_tools(self)
+    def _install_power_tools(self) -> None:
+        _ = self.power_tools
+
+    @property
+    def power_tools(self) -> PowerTools:
+        """The Stream menu's tools (edit and resend, curl, compare, find …), built lazily."""
+        if self._power_tools is None:
+            from streamscope.ui.power_tools import install_power_tools
+
+            self._power_tools = install_power_tools(self)
+        return self._power_tools
 
     # -- building ------------------------------------------------------------------------
 

@@ -32,10 +32,10 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QPushButton, QWidget
 
-from streamscope.core.client import StreamTimeouts, TLSOptions
 from streamscope.core.curl import CurlParseError, parse_curl, to_curl, to_httpx_python
 from streamscope.core.dialects.base import Framing, RequestSpec
 from streamscope.core.frames_export import FrameRecord, records_from_bytes, write_jsonl
+from streamscope.core.net_options import StreamTimeouts, TLSOptions
 from streamscope.core.raw_request import (
     MovedSecret,
     RawRequest,

@@ -48,17 +48,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core import endpoints as ep_mod
+from streamscope.core import models_api as ep_mod
 from streamscope.core.endpoints import (
     DIALECT_CHOICES,
     PRESETS,
     Endpoint,
     EndpointSettings,
     KeySource,
-    ModelListError,
     is_secret_header,
-    make_http_client,
 )
+from streamscope.core.models_api import ModelListError, make_http_client
 from streamscope.core.secrets import SecretStore, header_account
 
 __all__ = ["EndpointDialog", "EndpointsDialog", "demo_scenarios"]

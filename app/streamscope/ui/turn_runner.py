@@ -153,10 +153,13 @@ class TurnRunner(QObject):
     turnFinished = Signal(object)
 
     def __init__(
-        self, client: StreamClient, parent: QObject | None = None, max_flush_hz: float = 60.0
+        self,
+        client: StreamClient | None = None,
+        parent: QObject | None = None,
+        max_flush_hz: float = 60.0,
     ) -> None:
         super().__init__(parent)
-        self.client = client
+        self._client = client
         self.min_interval_ms = max(1, int(1000 / max_flush_hz))
         self.flushes = 0
         self._task: asyncio.Task[Turn] | None = None
@@ -175,6 +178,20 @@ class TurnRunner(QObject):
         # Once the event loop runs (the window has painted), load the HTTP stack's lazy
         # parts in the background, so the first send does not import them on the UI thread.
         QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, warm_up_network))
+
+    @property
+    def client(self) -> StreamClient:
+        """The HTTP client, created on first use (the window paints before httpx loads)."""
+        if self._client is None:
+            from streamscope.core.client import StreamClient
+
+            self._client = StreamClient()
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if one was made."""
+        if self._client is not None:
+            await self._client.aclose()
 
     @property
     def running(self) -> bool:

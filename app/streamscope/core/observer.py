@@ -1,0 +1,38 @@
+"""The observer interface through which a turn is watched as it happens (no I/O here, so
+importing it does not load the network stack)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streamscope.core.dialects.base import RequestSpec
+    from streamscope.core.pipeline import PipelineUpdate
+    from streamscope.core.turn import StreamEnd, Turn
+
+__all__ = ["TurnObserver"]
+
+
+class TurnObserver:
+    """Receives a turn as it happens. Subclass and override what you need; every method is
+    called on the event loop's thread, in order, and must be quick."""
+
+    def request_started(self, spec: RequestSpec, body: bytes, t: float) -> None:
+        """The request is about to be sent (``spec`` is unredacted: redact before showing)."""
+
+    def response_started(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
+        """Status line and headers arrived."""
+
+    def read(self, data: bytes, t: float) -> None:
+        """One network read of the body (wire bytes, or decompressed when the server
+        compressed despite ``Accept-Encoding: identity``)."""
+
+    def progressed(self, update: PipelineUpdate, t: float) -> None:
+        """What the pipeline made of the last read (frames, events)."""
+
+    def ended(self, end: StreamEnd) -> None:
+        """How the byte stream ended (with the bounded error body, if any); then
+        :meth:`finished` follows."""
+
+    def finished(self, turn: Turn) -> None:
+        """The turn ended (any outcome, cancelled included)."""
