@@ -344,3 +344,18 @@ def test_export_frames_as_json_lines(
     assert lines[-1]["data"] == "[DONE]"
     assert all(set(o) >= {"i", "t", "event", "data"} for o in lines)
     assert [o["t"] for o in lines] == sorted(o["t"] for o in lines)
+
+
+def test_the_highlight_delegate_is_only_installed_while_finding(
+    window: MainWindow, aloop: qasync.QEventLoop
+) -> None:
+    """Scrolling big captures stays in C++: no Python delegate unless a find is active."""
+    from streamscope.ui.frames_find import _MatchDelegate
+
+    view = window.inspector.frames_panel.view
+    assert not isinstance(view.itemDelegate(), _MatchDelegate)
+    bar = window.power_tools.find_bar
+    bar.open_bar()
+    assert isinstance(view.itemDelegate(), _MatchDelegate)
+    bar.close_bar()
+    assert not isinstance(view.itemDelegate(), _MatchDelegate)

@@ -132,8 +132,10 @@ class FramesFindBar(QWidget):
         layout.addWidget(self.next_button)
         layout.addWidget(self.count_label)
         layout.addWidget(self.close_button)
-        self.delegate = _MatchDelegate(panel, panel.view.itemDelegate())
-        panel.view.setItemDelegate(self.delegate)
+        # A Python delegate makes every cell paint call into Python: it is installed only
+        # while the bar is open, so scrolling 100k+ frames stays in C++ otherwise.
+        self._plain_delegate = panel.view.itemDelegate()
+        self.delegate = _MatchDelegate(panel, self._plain_delegate)
         self.edit.returnPressed.connect(self._on_edit_returnPressed)
         self.edit.textChanged.connect(self._on_query_changed)
         self.mode_combo.currentIndexChanged.connect(self._on_query_changed)
@@ -150,6 +152,7 @@ class FramesFindBar(QWidget):
     # -- commands ----------------------------------------------------------------------------
 
     def open_bar(self) -> None:
+        self.panel.view.setItemDelegate(self.delegate)
         self.show()
         self.edit.setFocus()
         self.edit.selectAll()
@@ -157,6 +160,7 @@ class FramesFindBar(QWidget):
     def close_bar(self) -> None:
         self.hide()
         self.delegate.rows = set()
+        self.panel.view.setItemDelegate(self._plain_delegate)
         self.panel.view.viewport().update()
 
     def set_query(self, text: str, mode: Mode = "any") -> None:
@@ -189,6 +193,8 @@ class FramesFindBar(QWidget):
         query = FindQuery(self.edit.text(), mode if mode in ("event", "text", "bytes") else "any")
         self._query = query
         self.rows = find_rows(self.model, query)
+        if self.panel.view.itemDelegate() is not self.delegate:
+            self.panel.view.setItemDelegate(self.delegate)
         self.delegate.rows = set(self.rows)
         self.panel.view.viewport().update()
         self._update_label()
