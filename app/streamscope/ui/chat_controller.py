@@ -327,7 +327,7 @@ class ChatController(QObject):
             if batch.text:
                 self._tokens += len(batch.text)
                 card.append_text("".join(batch.text))
-            tools_changed = self._live_tools.apply(batch)
+            tools_changed = batch.tool_events and self._live_tools.apply(batch)
             if tools_changed:
                 card.set_tool_calls(self._live_tools.states())
             if self._replaying is None:

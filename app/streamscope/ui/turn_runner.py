@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from streamscope.core.events import ReasoningDelta, StreamEvent, TextDelta
+from streamscope.core.events import (
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallDone,
+    ToolCallStarted,
+)
 from streamscope.core.turn import Outcome, StreamEnd, Turn
 
 if TYPE_CHECKING:
@@ -41,6 +48,8 @@ if TYPE_CHECKING:
     from streamscope.core.dialects.base import RequestSpec
     from streamscope.core.pipeline import ParsedFrame, PipelineUpdate
 
+
+_TOOL_EVENTS = (ToolCallStarted, ToolCallDelta, ToolCallDone)
 
 MAX_INTERVAL_MS = 250
 """The longest a slow flush can stretch the interval to."""
@@ -75,7 +84,8 @@ class ProgressBatch:
 
     ``reads``: network reads ``(bytes, t)``; ``frames``: decoded frames with the time of
     the read that completed them; ``events``: stream events with their time; ``text`` and
-    ``reasoning``: the appended answer / reasoning text; totals are for the whole turn.
+    ``reasoning``: the appended answer / reasoning text; ``tool_events``: some event was
+    about a tool call; totals are for the whole turn.
     """
 
     reads: list[tuple[bytes, float]] = field(default_factory=list)
@@ -84,6 +94,7 @@ class ProgressBatch:
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     reasoning_channel: str | None = None
+    tool_events: bool = False
     total_bytes: int = 0
     total_frames: int = 0
     elapsed: float = 0.0
@@ -128,6 +139,8 @@ class _Collector:
                 elif isinstance(event, ReasoningDelta):
                     batch.reasoning.append(event.text)
                     batch.reasoning_channel = batch.reasoning_channel or event.channel
+                elif isinstance(event, _TOOL_EVENTS):
+                    batch.tool_events = True
         if len(batch.frames) >= MAX_BATCH_FRAMES or len(batch.events) >= MAX_BATCH_FRAMES:
             runner._seal()
             if len(runner._ready) > MAX_BACKLOG:
