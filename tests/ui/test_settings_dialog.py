@@ -29,7 +29,8 @@ from streamscope.core.endpoints import (
     new_endpoint,
 )
 from streamscope.core.secrets import MEMORY_ONLY_MESSAGE, SERVICE, SecretStore, header_account
-from streamscope.ui.settings_dialog import EndpointDialog, EndpointsDialog, demo_scenarios
+from streamscope.ui.endpoints_dialog import EndpointsDialog
+from streamscope.ui.settings_dialog import EndpointDialog, demo_scenarios
 
 PLANTED = "sk-PLANTED-123"
 

@@ -365,7 +365,7 @@ class MainWindow(QMainWindow):
             self._fill_endpoints()
 
     def _on_manage_endpoints(self) -> None:
-        from streamscope.ui.settings_dialog import EndpointsDialog
+        from streamscope.ui.endpoints_dialog import EndpointsDialog
 
         dialog = EndpointsDialog(
             self.endpoints, secrets=self.secrets(), demo_base_url=self._demo_base_url(), parent=self
