@@ -44,3 +44,23 @@ def test_run_app_drives_the_window_with_a_qasync_loop(qapp: object) -> None:
     import qasync
 
     assert isinstance(seen.get("loop"), qasync.QEventLoop), seen
+
+
+def test_window_layout_is_remembered_in_the_profile(qtbot: QtBot, aloop: object) -> None:
+    """Geometry, dock layout, the inspector's open tab and its splitter come back."""
+    from streamscope.core import paths
+
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.resize(700, 500)  # (the offscreen screen is small: restoreGeometry clamps to it)
+    first.inspector.setCurrentIndex(2)
+    first.inspector.frames_panel.splitter.setSizes([300, 100])
+    sizes = first.inspector.frames_panel.splitter.sizes()
+    first.save_settings()
+    assert (paths.config_dir() / "window.ini").exists()
+
+    second = MainWindow()
+    qtbot.addWidget(second)
+    assert (second.size().width(), second.size().height()) == (700, 500)
+    assert second.inspector.currentIndex() == 2
+    assert second.inspector.frames_panel.splitter.sizes() == sizes

@@ -580,12 +580,16 @@ class MainWindow(QMainWindow):
             self.resizeDocks([self.inspector_dock], [520], Qt.Orientation.Horizontal)
         tab = settings.value("inspector_tab", 0)
         self.inspector.setCurrentIndex(int(str(tab)) if str(tab).isdigit() else 0)
+        frames_split = settings.value("frames_splitter")
+        if isinstance(frames_split, QByteArray):
+            self.inspector.frames_panel.splitter.restoreState(frames_split)
 
     def save_settings(self) -> None:
         settings = self._settings()
         settings.setValue("geometry", self.saveGeometry())
         settings.setValue("state", self.saveState())
         settings.setValue("inspector_tab", self.inspector.currentIndex())
+        settings.setValue("frames_splitter", self.inspector.frames_panel.splitter.saveState())
         settings.sync()
 
     def bring_to_front(self) -> None:
