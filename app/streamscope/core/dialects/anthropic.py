@@ -18,6 +18,7 @@ from streamscope.core.dialects.base import (
     RequestSpec,
     arguments_object,
     as_int,
+    as_str,
     compact_json,
     error_event,
     headers_with,
@@ -101,7 +102,7 @@ class AnthropicParser:
         msg = obj.get("message")
         if not isinstance(msg, dict):
             return [MalformedFrame("message_start without message", "")]
-        out: list[StreamEvent] = [MessageStarted(_str(msg.get("id")), _str(msg.get("model")))]
+        out: list[StreamEvent] = [MessageStarted(as_str(msg.get("id")), as_str(msg.get("model")))]
         usage = _usage(msg.get("usage"))
         if usage is not None:
             out.append(usage)
@@ -116,7 +117,7 @@ class AnthropicParser:
             case "tool_use" | "server_tool_use":
                 if index is not None:
                     self._tool_blocks[index] = [block.get("input"), False]
-                return [ToolCallStarted(index, _str(block.get("id")), _str(block.get("name")))]
+                return [ToolCallStarted(index, as_str(block.get("id")), as_str(block.get("name")))]
             case "text":
                 text = block.get("text")
                 return [TextDelta(text)] if isinstance(text, str) and text else [Ignored("text")]
@@ -169,10 +170,6 @@ class AnthropicParser:
 
     def end_of_body(self) -> list[StreamEvent]:
         return []
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -166,6 +166,11 @@ def error_event(err: Any, raw: Any = None) -> ServerError:
     return ServerError(message=str(err), code=None, raw=raw if raw is not None else err)
 
 
+def as_str(value: Any) -> str | None:
+    """``value`` if it is a string, else ``None``."""
+    return value if isinstance(value, str) else None
+
+
 def as_int(value: Any) -> int | None:
     """``value`` if it is an int (not a bool), else ``None``."""
     if isinstance(value, int) and not isinstance(value, bool):

@@ -19,6 +19,7 @@ from streamscope.core.dialects.base import (
     RequestSpec,
     arguments_object,
     as_int,
+    as_str,
     compact_json,
     error_event,
     headers_with,
@@ -65,7 +66,9 @@ class GeminiParser:
         out: list[StreamEvent] = []
         if not self._started:
             self._started = True
-            out.append(MessageStarted(_str(obj.get("responseId")), _str(obj.get("modelVersion"))))
+            out.append(
+                MessageStarted(as_str(obj.get("responseId")), as_str(obj.get("modelVersion")))
+            )
         candidates = obj.get("candidates")
         if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):
             self._candidate(candidates[0], out)
@@ -112,7 +115,7 @@ class GeminiParser:
             args = call.get("args")
             arguments = compact_json(args if args is not None else {})
             out.append(
-                ToolCallDelta(index, _str(call.get("id")), _str(call.get("name")), arguments)
+                ToolCallDelta(index, as_str(call.get("id")), as_str(call.get("name")), arguments)
             )
             out.append(ToolCallDone(index))
         signature = part.get("thoughtSignature")
@@ -121,10 +124,6 @@ class GeminiParser:
 
     def end_of_body(self) -> list[StreamEvent]:
         return [Terminal(TERMINAL_SIGNAL)] if self._finished else []
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from streamscope.core.dialects.base import (
     RequestSpec,
     arguments_object,
     as_int,
+    as_str,
     compact_json,
     error_event,
     headers_with,
@@ -69,7 +70,7 @@ class OllamaParser:
         out: list[StreamEvent] = []
         if not self._started:
             self._started = True
-            out.append(MessageStarted(None, _str(obj.get("model"))))
+            out.append(MessageStarted(None, as_str(obj.get("model"))))
         msg = obj.get("message")
         if isinstance(msg, dict):
             thinking = msg.get("thinking")
@@ -110,16 +111,12 @@ class OllamaParser:
             args if isinstance(args, str) else compact_json(args if args is not None else {})
         )
         return [
-            ToolCallDelta(index, _str(call.get("id")), _str(fn.get("name")), arguments),
+            ToolCallDelta(index, as_str(call.get("id")), as_str(fn.get("name")), arguments),
             ToolCallDone(index),
         ]
 
     def end_of_body(self) -> list[StreamEvent]:
         return []
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True, slots=True)

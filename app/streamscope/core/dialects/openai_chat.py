@@ -21,6 +21,7 @@ from streamscope.core.dialects.base import (
     Framing,
     RequestSpec,
     as_int,
+    as_str,
     error_event,
     excerpt,
     headers_with,
@@ -83,7 +84,7 @@ class OpenAIChatParser:
             return [error_event(err, obj)]
         if not self._started:
             self._started = True
-            out.append(MessageStarted(_str(obj.get("id")), _str(obj.get("model"))))
+            out.append(MessageStarted(as_str(obj.get("id")), as_str(obj.get("model"))))
         if isinstance(choices, list) and choices:
             choice = choices[0]
             if isinstance(choice, dict):
@@ -128,7 +129,9 @@ class OpenAIChatParser:
                 self._tools_seen = True
                 out.append(DialectWarning("deprecated delta.function_call used"))
                 out.append(
-                    ToolCallDelta(0, None, _str(fc.get("name")), _str(fc.get("arguments")) or "")
+                    ToolCallDelta(
+                        0, None, as_str(fc.get("name")), as_str(fc.get("arguments")) or ""
+                    )
                 )
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason and reason != self._finish:
@@ -144,9 +147,9 @@ class OpenAIChatParser:
         fn = call.get("function")
         name = args = None
         if isinstance(fn, dict):
-            name = _str(fn.get("name"))
-            args = _str(fn.get("arguments"))
-        return ToolCallDelta(as_int(call.get("index")), _str(call.get("id")), name, args or "")
+            name = as_str(fn.get("name"))
+            args = as_str(fn.get("arguments"))
+        return ToolCallDelta(as_int(call.get("index")), as_str(call.get("id")), name, args or "")
 
     def end_of_body(self) -> list[StreamEvent]:
         return []
@@ -220,10 +223,6 @@ def _without_obfuscation(data: str) -> str | None:
     if '"' in padding or "\\" in padding:
         return None
     return content_only(data[:i] + "}")
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True, slots=True)

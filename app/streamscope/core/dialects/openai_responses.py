@@ -20,6 +20,7 @@ from streamscope.core.dialects.base import (
     Framing,
     RequestSpec,
     as_int,
+    as_str,
     error_event,
     headers_with,
     join_url,
@@ -101,7 +102,7 @@ class ResponsesParser:
             case "response.created":
                 resp = obj.get("response")
                 if isinstance(resp, dict):
-                    return [MessageStarted(_str(resp.get("id")), _str(resp.get("model")))]
+                    return [MessageStarted(as_str(resp.get("id")), as_str(resp.get("model")))]
             case "response.completed":
                 self._terminal = True
                 return [*_usage(obj.get("response")), FinishReason("completed"), Terminal(kind)]
@@ -147,7 +148,7 @@ class ResponsesParser:
             self._items[item_id] = index
         if kind == "response.output_item.added":
             out: list[StreamEvent] = [
-                ToolCallStarted(index, _str(item.get("call_id")), _str(item.get("name")))
+                ToolCallStarted(index, as_str(item.get("call_id")), as_str(item.get("name")))
             ]
             args = item.get("arguments")
             if isinstance(args, str) and args:
@@ -166,10 +167,6 @@ def _incomplete_reason(response: Any) -> str:
         if isinstance(details, dict) and isinstance(details.get("reason"), str):
             return str(details["reason"])
     return "incomplete"
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True, slots=True)
