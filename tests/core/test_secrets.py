@@ -22,30 +22,9 @@ from streamscope.core.secrets import (
     resolve_api_key,
     resolve_headers,
 )
+from support.memory_keyring import MemoryKeyring, installed
 
 PLANTED = "sk-PLANTED-123"
-
-
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """A keyring that lives in this test only."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.items.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.items[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        try:
-            del self.items[(service, username)]
-        except KeyError:
-            raise keyring.errors.PasswordDeleteError(username) from None
 
 
 class BrokenKeyring(MemoryKeyring):
@@ -55,11 +34,9 @@ class BrokenKeyring(MemoryKeyring):
 
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
     backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
+    with installed(backend):
+        yield backend
 
 
 def files_containing(root: Path, needle: str) -> list[Path]:
@@ -82,12 +59,8 @@ def test_keys_go_to_the_keyring(memory_keyring: MemoryKeyring) -> None:
 def test_no_keyring_falls_back_to_memory_and_says_so(
     backend: keyring.backend.KeyringBackend,
 ) -> None:
-    previous = keyring.get_keyring()
-    keyring.set_keyring(backend)
-    try:
+    with installed(backend):
         store = SecretStore()
-    finally:
-        keyring.set_keyring(previous)
     assert not store.persistent
     assert store.message == MEMORY_ONLY_MESSAGE
     assert store.message.startswith("No system keyring found: keys are kept in memory")

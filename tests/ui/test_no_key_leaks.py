@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import keyring
-import keyring.backend
 import pytest
 import qasync
 from pytestqt.qtbot import QtBot
@@ -27,34 +25,16 @@ from streamscope.core.turn import Turn
 from streamscope.demo.server import DemoServer
 from streamscope.ui.app import open_profile, setup_logging
 from streamscope.ui.main_window import MainWindow
+from support.memory_keyring import MemoryKeyring, installed
 
 KEY = "sk-PLANTED-LEAKTEST-7731"
 
 
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.data: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.data.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.data[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.data.pop((service, username), None)
-
-
 @pytest.fixture
 def ring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
     backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
+    with installed(backend):
+        yield backend
 
 
 def test_a_planted_key_appears_in_no_file(
@@ -132,4 +112,4 @@ def test_a_planted_key_appears_in_no_file(
     leaks = [name for name, data in blobs for needle in needles if needle in data]
     assert leaks == []
     # the key really was sent (so the check above means something)
-    assert ring.data[("StreamScope", endpoint.id)] == KEY
+    assert ring.items[("StreamScope", endpoint.id)] == KEY

@@ -7,9 +7,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import keyring
-import keyring.backend
-import keyring.errors
 import orjson
 import pytest
 import qasync
@@ -24,37 +21,16 @@ from streamscope.core.turn import Outcome, Turn
 from streamscope.ui.main_window import MainWindow
 from streamscope.ui.power_tools import PowerTools
 from streamscope.ui.request_editor import EditResendDialog
+from support.memory_keyring import MemoryKeyring, installed
 
 KEY = "sk-power-tools-SECRET-42"
 
 
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """A keyring that lives in this test only."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.items.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.items[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.items.pop((service, username), None) is None:
-            raise keyring.errors.PasswordDeleteError(username)
-
-
 @pytest.fixture
 def ring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
     backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
+    with installed(backend):
+        yield backend
 
 
 @pytest.fixture

@@ -12,9 +12,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
-import keyring
-import keyring.backend
-import keyring.errors
 import pytest
 import qasync
 from keyring.backends import null
@@ -31,37 +28,16 @@ from streamscope.core.endpoints import (
 from streamscope.core.secrets import MEMORY_ONLY_MESSAGE, SERVICE, SecretStore, header_account
 from streamscope.ui.endpoints_dialog import EndpointsDialog
 from streamscope.ui.settings_dialog import EndpointDialog, demo_scenarios
+from support.memory_keyring import MemoryKeyring, installed
 
 PLANTED = "sk-PLANTED-123"
 
 
-class MemoryKeyring(keyring.backend.KeyringBackend):
-    """A keyring that lives in this test only."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.items.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.items[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if self.items.pop((service, username), None) is None:
-            raise keyring.errors.PasswordDeleteError(username)
-
-
 @pytest.fixture
 def ring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
     backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
+    with installed(backend):
+        yield backend
 
 
 class _Handler(BaseHTTPRequestHandler):
