@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tracemalloc
 from collections.abc import Sequence
+from functools import partial
 
 import pytest
 from PySide6.QtCore import Qt
@@ -14,9 +15,8 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.core.dialects.base import RequestSpec
 from streamscope.core.events import StreamEvent, TextDelta
-from streamscope.core.pipeline import ParsedFrame, StreamPipeline
+from streamscope.core.pipeline import ParsedFrame
 from streamscope.core.sse import RawFrame, SSEEvent
-from streamscope.core.turn import StreamEnd, Turn
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.frame_detail import MARK, hex_dump, visible_text
 from streamscope.ui.inspector.frames_model import (
@@ -31,32 +31,12 @@ from streamscope.ui.inspector.frames_model import (
 )
 from streamscope.ui.inspector.frames_panel import FramesPanel
 from streamscope.ui.turn_runner import ProgressBatch, TurnStart
+from support.batches import pipeline_batches
 
 T0 = 50.0
 
 
-def stream(
-    dialect: str, reads: Sequence[bytes], per_batch: int = 1, dt: float = 0.01
-) -> tuple[list[ProgressBatch], Turn]:
-    """Run ``reads`` through the real pipeline; one ProgressBatch per ``per_batch`` reads."""
-    pipe = StreamPipeline(dialect, keep_frames=True, request_sent=T0)
-    batches: list[ProgressBatch] = []
-    batch = ProgressBatch()
-    t = T0 + 0.1
-    for i, data in enumerate(reads):
-        t += dt
-        update = pipe.feed(data, t)
-        batch.reads.append((data, t))
-        batch.frames += [(f, t) for f in update.frames]
-        batch.events += [(e, t) for e in update.events]
-        if (i + 1) % per_batch == 0:
-            batches.append(batch)
-            batch = ProgressBatch()
-    update = pipe.flush(t)
-    batch.frames += [(f, t) for f in update.frames]
-    batch.events += [(e, t) for e in update.events]
-    batches.append(batch)
-    return batches, pipe.close(StreamEnd("eof"), t + 0.001)
+stream = partial(pipeline_batches, t0=T0, lead=0.1, tail=0.001)
 
 
 def chat(text: str) -> bytes:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -18,40 +18,18 @@ from PySide6.QtWidgets import (
 from pytestqt.qtbot import QtBot
 
 from streamscope.core.dialects.base import RequestSpec
-from streamscope.core.pipeline import StreamPipeline
-from streamscope.core.turn import StreamEnd, Turn
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.timeline_panel import GapSeries
 from streamscope.ui.inspector.toolcalls_panel import parse_state
-from streamscope.ui.turn_runner import ProgressBatch, TurnStart
+from streamscope.ui.turn_runner import TurnStart
+from support.batches import pipeline_batches
 
 T0 = 20.0
 FIXTURES = Path(__file__).parents[1] / "core" / "fixtures"
 SECRET = "sk-SECRET123"
 
 
-def stream(
-    dialect: str, reads: Sequence[bytes], per_batch: int = 1, dt: float = 0.01
-) -> tuple[list[ProgressBatch], Turn]:
-    """Run ``reads`` through the real pipeline; one ProgressBatch per ``per_batch`` reads."""
-    pipe = StreamPipeline(dialect, keep_frames=True, request_sent=T0)
-    batches: list[ProgressBatch] = []
-    batch = ProgressBatch()
-    t = T0 + 0.2
-    for i, data in enumerate(reads):
-        t += dt
-        update = pipe.feed(data, t)
-        batch.reads.append((data, t))
-        batch.frames += [(f, t) for f in update.frames]
-        batch.events += [(e, t) for e in update.events]
-        if (i + 1) % per_batch == 0:
-            batches.append(batch)
-            batch = ProgressBatch()
-    update = pipe.flush(t)
-    batch.frames += [(f, t) for f in update.frames]
-    batch.events += [(e, t) for e in update.events]
-    batches.append(batch)
-    return batches, pipe.close(StreamEnd("eof"), t + 0.005)
+stream = partial(pipeline_batches, t0=T0, lead=0.2, tail=0.005)
 
 
 def blocks(name: str) -> list[bytes]:

@@ -1,0 +1,41 @@
+"""Real bytes through the real pipeline, cut into the ProgressBatches the window receives."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from streamscope.core.pipeline import StreamPipeline
+from streamscope.core.turn import StreamEnd, Turn
+from streamscope.ui.turn_runner import ProgressBatch
+
+
+def pipeline_batches(
+    dialect: str,
+    reads: Sequence[bytes],
+    per_batch: int = 1,
+    dt: float = 0.01,
+    *,
+    t0: float,
+    lead: float = 0.1,
+    tail: float = 0.001,
+) -> tuple[list[ProgressBatch], Turn]:
+    """Run ``reads`` through the pipeline (request sent at ``t0``, first read ``lead`` later,
+    ``dt`` apart); one ProgressBatch per ``per_batch`` reads, and the finished Turn."""
+    pipe = StreamPipeline(dialect, keep_frames=True, request_sent=t0)
+    batches: list[ProgressBatch] = []
+    batch = ProgressBatch()
+    t = t0 + lead
+    for i, data in enumerate(reads):
+        t += dt
+        update = pipe.feed(data, t)
+        batch.reads.append((data, t))
+        batch.frames += [(f, t) for f in update.frames]
+        batch.events += [(e, t) for e in update.events]
+        if (i + 1) % per_batch == 0:
+            batches.append(batch)
+            batch = ProgressBatch()
+    update = pipe.flush(t)
+    batch.frames += [(f, t) for f in update.frames]
+    batch.events += [(e, t) for e in update.events]
+    batches.append(batch)
+    return batches, pipe.close(StreamEnd("eof"), t + tail)
