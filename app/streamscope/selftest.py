@@ -172,6 +172,7 @@ def _checks_with_qt() -> Report:
     instance = SingleInstance()
     if not instance.acquire():
         raise SelfTestError("the single-instance lock of a fresh profile is taken")
+    instance.listen()
     store, captures = open_profile()
     if store is None:
         instance.release()

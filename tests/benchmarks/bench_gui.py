@@ -571,11 +571,17 @@ def case_capture(path: str) -> dict[str, Any]:
 _FIRST_PAINT = """
 import os, sys, time
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 class FirstPaint(QObject):
+    first = None
     def eventFilter(self, obj, event):
-        if event.type() == QEvent.Type.Paint:
-            sys.stdout.write(f"{time.time()!r}\\n"); sys.stdout.flush(); os._exit(0)
+        if event.type() == QEvent.Type.Paint and isinstance(obj, QWidget):
+            now = time.time()
+            if self.first is None:
+                self.first = now
+                sys.stdout.write(f"{now!r}\\n"); sys.stdout.flush()
+            if getattr(obj.window(), "built", True):  # the bare window is "built" at once
+                sys.stdout.write(f"{now!r}\\n"); sys.stdout.flush(); os._exit(0)
         return False
 app = QApplication(sys.argv)
 first_paint = FirstPaint()
@@ -595,11 +601,12 @@ app.exec()
 APP_WINDOW = (
     _FIRST_PAINT
     + """
-import streamscope.cli
-from streamscope.ui.app import run_app
-run_app([])
+from streamscope.cli import main
+main([])  # `streamscope` with no arguments
 """
 )
+"""Each prints the time of its first paint, then of the first paint of the whole window
+(StreamScope paints its frame first, then builds the panels)."""
 
 
 @contextmanager
@@ -633,7 +640,8 @@ def xvfb() -> Iterator[str]:
         proc.wait(10)
 
 
-def first_paint_seconds(script: str, display: str) -> float:
+def first_paint_seconds(script: str, display: str) -> tuple[float, float]:
+    """(first paint, whole window painted), in seconds from process start."""
     home = tempfile.mkdtemp(prefix="streamscope-bench-")
     env = {
         **os.environ,
@@ -649,7 +657,8 @@ def first_paint_seconds(script: str, display: str) -> float:
     shutil.rmtree(home, ignore_errors=True)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise RuntimeError(f"cold start script failed: {proc.stderr[-2000:]}")
-    return float(proc.stdout.strip().splitlines()[-1]) - start
+    first, ready = (float(line) - start for line in proc.stdout.split()[-2:])
+    return first, ready
 
 
 # -- the benchmarks -------------------------------------------------------------------------
@@ -733,19 +742,22 @@ def bench_capture(quick: bool = False) -> list[Row]:
 def bench_coldstart(quick: bool = False) -> list[Row]:
     runs = 3 if quick else 7
     bare: list[float] = []
-    ours: list[float] = []
+    ours: list[tuple[float, float]] = []
     with xvfb() as display:
         first_paint_seconds(BARE_WINDOW, display)  # warm the file cache
         first_paint_seconds(APP_WINDOW, display)
         for _ in range(runs):
-            bare.append(first_paint_seconds(BARE_WINDOW, display))
+            bare.append(first_paint_seconds(BARE_WINDOW, display)[0])
             ours.append(first_paint_seconds(APP_WINDOW, display))
-    b, o = min(bare), min(ours)
+    b = min(bare)
+    first = min(o[0] for o in ours)
+    ready = min(o[1] for o in ours)
     name = f"cold start (Xvfb, best of {runs})"
     return [
         info(name, "bare QMainWindow first paint", f"{b:.3f} s"),
-        info(name, "StreamScope first paint", f"{o:.3f} s"),
-        check(name, "StreamScope / bare", o / b, 1.5, ".2f", "x"),
+        info(name, "StreamScope first paint (window frame)", f"{first:.3f} s"),
+        check(name, "StreamScope / bare", first / b, 1.5, ".2f", "x"),
+        info(name, "StreamScope whole window painted", f"{ready:.3f} s ({ready / b:.2f}x bare)"),
     ]
 
 

@@ -27,7 +27,7 @@ def test_run_app_drives_the_window_with_a_qasync_loop(qapp: object) -> None:
 
     def close_when_shown() -> None:
         windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
-        shown = [w for w in windows if w.isVisible()]
+        shown = [w for w in windows if w.isVisible() and w.built]
         if not shown:
             QTimer.singleShot(20, close_when_shown)
             return

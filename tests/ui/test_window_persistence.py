@@ -135,6 +135,7 @@ def test_a_second_instance_brings_the_first_to_the_front(qapp: object) -> None:
     first.raiseRequested.connect(lambda: raised.append(True))
     try:
         assert first.acquire()
+        first.listen()
         assert not second.acquire()
         deadline = time.monotonic() + 5
         from PySide6.QtCore import QCoreApplication
@@ -142,6 +143,45 @@ def test_a_second_instance_brings_the_first_to_the_front(qapp: object) -> None:
         while not raised and time.monotonic() < deadline:
             QCoreApplication.processEvents()
             time.sleep(0.01)
+        assert raised
+    finally:
+        first.release()
+
+
+SECOND_START = r"""
+import sys
+from PySide6.QtCore import QCoreApplication
+from streamscope.ui.single_instance import SingleInstance
+app = QCoreApplication([])
+print("second acquired" if SingleInstance().acquire() else "second deferred", flush=True)
+"""
+
+
+def test_a_second_start_while_the_first_is_still_starting_is_not_lost(qapp: object) -> None:
+    """The first instance listens only after its window painted; a start in between waits."""
+    import subprocess
+    import sys
+
+    from PySide6.QtCore import QCoreApplication
+
+    from streamscope.ui.single_instance import SingleInstance
+
+    first = SingleInstance()
+    raised: list[bool] = []
+    first.raiseRequested.connect(lambda: raised.append(True))
+    assert first.acquire()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-c", SECOND_START], stdout=subprocess.PIPE, text=True
+        )
+        time.sleep(0.4)  # the second start is already knocking
+        first.listen()
+        deadline = time.monotonic() + 10
+        while not raised and time.monotonic() < deadline:
+            QCoreApplication.processEvents()
+            time.sleep(0.01)
+        out, _ = child.communicate(timeout=10)
+        assert out.strip() == "second deferred"
         assert raised
     finally:
         first.release()

@@ -16,8 +16,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import platformdirs
-
 APP_NAME = "StreamScope"
 HOME_ENV = "STREAMSCOPE_HOME"
 
@@ -29,6 +27,8 @@ def home() -> Path:
     override = os.environ.get(HOME_ENV)
     if override:
         return Path(override).expanduser()
+    import platformdirs  # (not at import: it costs start-up time, and tests never need it)
+
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QWidget
 
 from streamscope import __version__
 
@@ -19,11 +18,10 @@ if TYPE_CHECKING:
 
 
 def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> int:
-    """Open the main window and run until it is closed. Returns the process exit code."""
-    import qasync
+    """Open the main window and run until it is closed. Returns the process exit code.
 
-    from streamscope.ui.main_window import MainWindow
-
+    The window's frame is painted first; only then are asyncio/qasync, the network stack,
+    the database and the panels loaded (that takes longer than showing a bare window)."""
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
     assert isinstance(app, QApplication)
     app.setApplicationName("StreamScope")
@@ -38,6 +36,17 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     if not instance.acquire():
         print("StreamScope is already running for this profile; brought it to the front.")
         return 0
+
+    from streamscope.ui.main_window import MainWindow
+
+    window = MainWindow(deferred=True)
+    window.show()
+    paint_now(window)
+
+    import asyncio
+
+    import qasync
+
     setup_logging()
     store, captures = open_profile()
 
@@ -47,11 +56,13 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
-    window = MainWindow(store=store, captures=captures)
+    window.build(store=store, captures=captures)
+    instance.listen()
     instance.raiseRequested.connect(window.bring_to_front)
     window.closed.connect(closed.set)
     app.aboutToQuit.connect(closed.set)  # e.g. the display went away
-    window.show()
+    if not window.isVisible():  # closed while it was starting
+        closed.set()
     if open_path is not None:
         QTimer.singleShot(0, window, lambda: window.open_capture(open_path, speed=None))
 
@@ -77,6 +88,33 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
+
+
+class _PaintWaiter(QObject):
+    """Ends a local event loop once the watched window has painted."""
+
+    def __init__(self, loop: QEventLoop) -> None:
+        super().__init__()
+        self._loop = loop
+        self.painted = False
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and not self.painted:
+            self.painted = True
+            self._loop.quit()  # returns once this paint (and its flush) is done
+        return False
+
+
+def paint_now(window: QWidget, timeout_ms: int = 1000) -> bool:
+    """Run Qt's event loop until ``window`` has painted once (or ``timeout_ms`` passed), so
+    it is on screen before the slow part of start-up. True if it painted."""
+    loop = QEventLoop()
+    waiter = _PaintWaiter(loop)
+    window.installEventFilter(waiter)
+    QTimer.singleShot(timeout_ms, loop, loop.quit)
+    loop.exec()
+    window.removeEventFilter(waiter)
+    return waiter.painted
 
 
 def setup_logging() -> None:

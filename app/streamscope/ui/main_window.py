@@ -7,47 +7,32 @@ endpoint and the model — for the built-in demo, the model menu is the scenario
 
 from __future__ import annotations
 
-import asyncio
-import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (
-    QComboBox,
-    QDockWidget,
-    QFileDialog,
-    QInputDialog,
-    QLabel,
-    QMainWindow,
-    QMessageBox,
-    QPushButton,
-    QSizePolicy,
-    QToolBar,
-    QVBoxLayout,
-    QWidget,
-)
+# Only what the frame needs is imported here: the first use of a Qt class builds its Python
+# enums (``Qt`` alone takes ~18 ms), so the rest is imported where it is used, after the paint.
+from PySide6.QtCore import QByteArray, QSettings, Signal
+from PySide6.QtWidgets import QLabel, QMainWindow, QWidget
 
 from streamscope import __version__
 from streamscope.core import paths
-from streamscope.core.endpoints import Endpoint, EndpointSettings, EndpointStore
-from streamscope.core.session import ChatSession
-from streamscope.ui.chat_controller import ChatController
-from streamscope.ui.chat_view import ChatView
-from streamscope.ui.composer import Composer
-from streamscope.ui.conversations_panel import ConversationsPanel
-from streamscope.ui.demo_service import DemoService
-from streamscope.ui.inspector.inspector import InspectorPanel
 from streamscope.ui.resources import app_icon
-from streamscope.ui.status_panel import StatusPanel
-from streamscope.ui.tools_panel import ToolsPanel
 
 if TYPE_CHECKING:
+    # Imported by build(), after the first paint: importing them takes longer than showing
+    # a bare window (asyncio, httpx, the database, Pygments …), so the frame paints first.
+    import asyncio
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QCloseEvent
+    from PySide6.QtWidgets import QDockWidget
+
     from streamscope.core.capture import CaptureStore
+    from streamscope.core.endpoints import Endpoint, EndpointSettings
     from streamscope.core.secrets import SecretStore
+    from streamscope.core.session import ChatSession
     from streamscope.core.store import Store
     from streamscope.ui.power_tools import PowerTools
 
@@ -77,15 +62,52 @@ class MainWindow(QMainWindow):
         demo_speed: float = 1.0,
         store: Store | None = None,
         captures: CaptureStore | None = None,
+        deferred: bool = False,
     ) -> None:
+        """The whole window; with ``deferred`` only its frame (title, geometry, a "Starting…"
+        status), so it can paint at once — then ``build()`` adds the rest."""
         super().__init__()
-        self.store = store
-        self.captures = captures
+        self.built = False
         self.setWindowTitle("StreamScope")
         self.setWindowIcon(app_icon())
         self.setDockOptions(
             QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
         )
+        self._restore_geometry()
+        starting = QLabel("Starting StreamScope…", self)
+        starting.setStyleSheet(
+            "qproperty-alignment: AlignCenter; color: palette(placeholder-text);"
+        )
+        self.setCentralWidget(starting)
+        if not deferred:
+            self.build(store=store, captures=captures, demo_speed=demo_speed)
+
+    def build(
+        self,
+        *,
+        store: Store | None = None,
+        captures: CaptureStore | None = None,
+        demo_speed: float = 1.0,
+    ) -> None:
+        """Build the panels, the controller, the menus; restore the layout. Once."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from PySide6.QtCore import Qt, QTimer
+        from PySide6.QtWidgets import QVBoxLayout
+
+        from streamscope.core.endpoints import EndpointStore
+        from streamscope.ui.chat_controller import ChatController
+        from streamscope.ui.chat_view import ChatView
+        from streamscope.ui.composer import Composer
+        from streamscope.ui.conversations_panel import ConversationsPanel
+        from streamscope.ui.demo_service import DemoService
+        from streamscope.ui.inspector.inspector import InspectorPanel
+        from streamscope.ui.status_panel import StatusPanel
+        from streamscope.ui.tools_panel import ToolsPanel
+
+        assert not self.built, "MainWindow.build() runs once"
+        self.store = store
+        self.captures = captures
         self._endpoint_store = EndpointStore()
         self.endpoints: EndpointSettings = self._endpoint_store.load()
         self._secrets: SecretStore | None = None
@@ -153,11 +175,12 @@ class MainWindow(QMainWindow):
 
         self._build_toolbar()
         self._build_menus()
-        self._restore_settings()
-        self._open_session(ChatSession(store, captures))
+        self._restore_layout()
+        self._open_session(self._new_session())
         self.composer.editor.setFocus()
         self.status.show_message("Ready")
         self._power_tools: PowerTools | None = None
+        self.built = True
         # The Stream menu (power tools) is built right after the first paint.
         QTimer.singleShot(0, self, self._install_power_tools)
 
@@ -176,6 +199,8 @@ class MainWindow(QMainWindow):
     # -- building ------------------------------------------------------------------------
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        from PySide6.QtWidgets import QDockWidget
+
         dock = QDockWidget(title, self)
         dock.setObjectName(title.lower().replace(" ", "_") + "_dock")
         dock.setWidget(widget)
@@ -183,6 +208,9 @@ class MainWindow(QMainWindow):
         return dock
 
     def _build_toolbar(self) -> None:
+        from PySide6.QtCore import QSize, Qt
+        from PySide6.QtWidgets import QComboBox, QPushButton, QSizePolicy, QToolBar
+
         bar = QToolBar("Endpoint", self)
         bar.setObjectName("endpoint_toolbar")
         bar.setMovable(False)
@@ -224,6 +252,9 @@ class MainWindow(QMainWindow):
         self._update_alternatives()
 
     def _build_menus(self) -> None:
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QAction, QKeySequence
+
         menu = self.menuBar()
         file_menu = menu.addMenu("&File")
         new_action = QAction("&New conversation", self)
@@ -309,6 +340,8 @@ class MainWindow(QMainWindow):
         self._fill_models()
 
     def _fill_models(self) -> None:
+        from PySide6.QtCore import Qt
+
         ep = self.endpoints.selected
         self.model_combo.blockSignals(True)
         self.model_combo.clear()
@@ -395,15 +428,22 @@ class MainWindow(QMainWindow):
         self.conversations.set_current(session.conversation_id)
         self._update_alternatives()
 
+    def _new_session(self) -> ChatSession:
+        from streamscope.core.session import ChatSession
+
+        return ChatSession(self.store, self.captures)
+
     def _on_tools_changed(self) -> None:
         self.controller.session.set_tools(self.tools_panel.tools())
 
     def _on_new_conversation(self) -> None:
         if self.controller.busy or not len(self.controller.history):
             return
-        self._open_session(ChatSession(self.store, self.captures))
+        self._open_session(self._new_session())
 
     def _on_conversation_chosen(self, conversation_id: int) -> None:
+        from streamscope.core.session import ChatSession
+
         if self.store is None or self.controller.busy:
             return
         try:
@@ -415,13 +455,17 @@ class MainWindow(QMainWindow):
 
     def _on_conversation_deleted(self, conversation_id: int) -> None:
         if self.controller.session.conversation_id == conversation_id and not self.controller.busy:
-            self._open_session(ChatSession(self.store, self.captures))
+            self._open_session(self._new_session())
 
     def _on_export_conversation(self, conversation_id: int, fmt: str) -> None:
+        import json
+
         from streamscope.core.export import conversation_to_json, conversation_to_markdown
 
         if self.store is None:
             return
+        from PySide6.QtWidgets import QFileDialog
+
         suffix = "md" if fmt == "md" else "json"
         path, _ = QFileDialog.getSaveFileName(
             self, "Export conversation", f"conversation-{conversation_id}.{suffix}"
@@ -460,6 +504,8 @@ class MainWindow(QMainWindow):
     # -- captures ------------------------------------------------------------------------
 
     def _on_open_capture(self) -> None:
+        from PySide6.QtWidgets import QFileDialog, QInputDialog
+
         path, _ = QFileDialog.getOpenFileName(
             self,
             "Open capture",
@@ -477,6 +523,10 @@ class MainWindow(QMainWindow):
 
     def open_capture(self, path: Path, *, speed: float | None = None) -> bool:
         """Replay a capture or repro bundle through the pipeline into the window."""
+        import asyncio
+
+        from PySide6.QtWidgets import QMessageBox
+
         from streamscope.core.bundle import is_bundle, read_repro_bundle
         from streamscope.core.capture import Capture, CaptureError, read_capture
 
@@ -504,6 +554,8 @@ class MainWindow(QMainWindow):
         return True
 
     def _on_save_capture(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         from streamscope.core.capture import write_capture
 
         capture = self.controller.last_capture
@@ -518,6 +570,8 @@ class MainWindow(QMainWindow):
             self.status.show_message(f"Capture saved to {path}")
 
     def _on_export_bundle(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
         from streamscope.core.bundle import write_repro_bundle
 
         capture = self.controller.last_capture
@@ -553,6 +607,8 @@ class MainWindow(QMainWindow):
         self._update_alternatives()
 
     def _on_about(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
         QMessageBox.about(
             self,
             "About StreamScope",
@@ -565,13 +621,17 @@ class MainWindow(QMainWindow):
     def _settings(self) -> QSettings:
         return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
 
-    def _restore_settings(self) -> None:
-        settings = self._settings()
-        geometry = settings.value("geometry")
+    def _restore_geometry(self) -> None:
+        geometry = self._settings().value("geometry")
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         else:
             self.resize(1360, 860)
+
+    def _restore_layout(self) -> None:
+        from PySide6.QtCore import Qt
+
+        settings = self._settings()
         state = settings.value("state")
         if isinstance(state, QByteArray):
             self.restoreState(state)
@@ -600,6 +660,8 @@ class MainWindow(QMainWindow):
 
     async def shutdown(self) -> None:
         """Stop a running turn, close the network and the demo server (awaited on exit)."""
+        import asyncio
+
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -607,6 +669,10 @@ class MainWindow(QMainWindow):
         self._io.shutdown(wait=False)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.built:  # closed while starting: nothing to save or stop yet
+            super().closeEvent(event)
+            self.closed.emit()
+            return
         self.save_settings()
         self.controller.stop()
         super().closeEvent(event)

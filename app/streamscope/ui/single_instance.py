@@ -7,11 +7,15 @@ instance holding it may mark another run's "streaming" turns as truncated.
 from __future__ import annotations
 
 import hashlib
+import time
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QLockFile, QObject, Signal
-from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from streamscope.core import paths
+
+if TYPE_CHECKING:  # QtNetwork is loaded by listen(), after the window's first paint
+    from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 
 def _server_name() -> str:
@@ -20,7 +24,8 @@ def _server_name() -> str:
 
 
 class SingleInstance(QObject):
-    """``acquire()`` is True for the first instance; later ones ask it to raise its window."""
+    """``acquire()`` is True for the first instance, which then ``listen()``s; later ones ask
+    it to raise its window."""
 
     raiseRequested = Signal()
 
@@ -32,15 +37,21 @@ class SingleInstance(QObject):
         self._server: QLocalServer | None = None
 
     def acquire(self) -> bool:
+        """Take the profile's lock; if another instance holds it, ask it to come forward."""
         if not self._lock.tryLock(200):
             self._notify_first()
             return False
+        return True
+
+    def listen(self) -> None:
+        """Accept "raise" requests from later starts (call after ``acquire()``)."""
+        from PySide6.QtNetwork import QLocalServer
+
         name = _server_name()
         QLocalServer.removeServer(name)  # a stale socket from a crashed run
         self._server = QLocalServer(self)
         self._server.newConnection.connect(self._on_server_new_connection)
         self._server.listen(name)
-        return True
 
     def release(self) -> None:
         if self._server is not None:
@@ -48,13 +59,23 @@ class SingleInstance(QObject):
             self._server = None
         self._lock.unlock()
 
-    def _notify_first(self) -> None:
-        socket = QLocalSocket()
-        socket.connectToServer(_server_name())
-        if socket.waitForConnected(1000):
-            socket.write(b"raise\n")
-            socket.waitForBytesWritten(1000)
-            socket.disconnectFromServer()
+    def _notify_first(self, patience: float = 2.0) -> None:
+        from PySide6.QtNetwork import QLocalSocket
+
+        # The first instance listens a moment after it took the lock (once its window has
+        # painted): keep trying for a while.
+        deadline = time.monotonic() + patience
+        while True:
+            socket = QLocalSocket()
+            socket.connectToServer(_server_name())
+            if socket.waitForConnected(1000):
+                socket.write(b"raise\n")
+                socket.waitForBytesWritten(1000)
+                socket.disconnectFromServer()
+                return
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
 
     def _on_server_new_connection(self) -> None:
         assert self._server is not None
