@@ -165,6 +165,42 @@ def test_panel_inserts_once_per_batch_through_the_proxy(qtbot: QtBot) -> None:
     assert panel.count_label.text().startswith("120 frames")
 
 
+def test_a_replay_indexes_the_captures_buffer_instead_of_copying_it() -> None:
+    reads = [chat(f"w{i} ") for i in range(40)] + [b"data: [DONE]\n\n"]
+    recorded = bytearray(b"".join(reads))
+    pristine = bytes(recorded)
+    model = FramesModel()
+    model.clear(T0, recorded)
+    batches = stream("openai", reads, per_batch=7)[0]
+    for n, batch in enumerate(batches):
+        model.append_reads(batch.reads)
+        model.append_frames(batch.frames)
+        if n == 0:  # what arrived so far, not the whole recording
+            assert model.received == sum(len(r) for r in reads[:7])
+    assert model.stream is recorded and bytes(recorded) == pristine
+    assert model.received == len(pristine) and len(model.side) == 0
+    assert model.rowCount() == 41
+    assert [model.frame_bytes(row) for row in range(41)] == reads
+    assert model.stream_offset(40) == len(pristine) - len(reads[-1])
+    assert model.reads_spanned(3) == 1
+
+
+def test_reads_that_differ_from_the_recording_are_kept_as_they_arrived() -> None:
+    reads = [chat(f"w{i} ") for i in range(10)]
+    recorded = bytearray(b"".join(reads))
+    pristine = bytes(recorded)
+    changed = [*reads[:4], chat("other"), *reads[5:]]
+    model = FramesModel()
+    model.clear(T0, recorded)
+    for batch in stream("openai", changed, per_batch=3)[0]:
+        model.append_reads(batch.reads)
+        model.append_frames(batch.frames)
+    assert model.stream is not recorded and bytes(recorded) == pristine  # never written to
+    assert bytes(model.stream) == b"".join(changed)
+    assert [model.frame_bytes(row) for row in range(10)] == changed
+    assert model.event_and_summary(4) == ("message", 'delta.content "other"')
+
+
 # -- summaries per dialect -----------------------------------------------------------------
 
 ANTHROPIC = (

@@ -120,3 +120,49 @@ def test_a_huge_line_renders_in_many_small_steps(qtbot: QtBot) -> None:
         longest = max(longest, block.length() - 1)
         block = block.next()
     assert longest <= LINE_PIECE
+
+
+def test_a_replayed_capture_is_held_once_not_copied_by_the_views(
+    qtbot: QtBot, aloop: qasync.QEventLoop
+) -> None:
+    """The Frames table and the session's turn list index the capture's own reads."""
+    import gc
+    import tracemalloc
+    from dataclasses import replace
+
+    from streamscope.core.capture_format import CaptureRequest
+    from streamscope.ui.turn_recorder import SessionTurnsRecorder
+
+    request = CaptureRequest("POST", "http://127.0.0.1:1/v1/chat/completions", (), b"{}")
+    capture = replace(capture_of([f"w{i} " for i in range(20_000)]), request=request)
+    raw = capture.reads.size
+    runner = TurnRunner(StreamClient())
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    runner.turnStarted.connect(inspector.begin_turn)
+    runner.turnProgressed.connect(inspector.add_progress)
+    recorder = SessionTurnsRecorder(runner)  # no owner's capture: it builds its own
+
+    async def main(replayed: Capture) -> Turn | None:
+        runner.start_replay(replayed)
+        return await runner.wait()
+
+    aloop.run_until_complete(main(replace(capture_of(["warm up"]), request=request)))
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.take_snapshot()
+    turn = aloop.run_until_complete(main(capture))
+    gc.collect()
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    ours = [tracemalloc.Filter(True, "*/streamscope/*")]
+    retained = sum(
+        stat.size_diff
+        for stat in after.filter_traces(ours).compare_to(before.filter_traces(ours), "filename")
+    )
+    assert turn is not None and turn.outcome is Outcome.COMPLETED
+    assert retained < raw / 2, (retained, raw)  # (a copy of the bytes would be >= raw)
+    model = inspector.frames_model
+    assert model.rowCount() == 20_001 and model.stream is capture.reads.buffer()
+    assert model.frame_bytes(7) == frame("w7 ")
+    assert recorder.last is not None and recorder.last.capture.reads is capture.reads

@@ -93,6 +93,11 @@ class ReadLog:
         """All reads joined: the response body as received."""
         return bytes(self._data)
 
+    def buffer(self) -> bytearray:
+        """All reads joined, without a copy (a view of a replay indexes it): read it, never
+        modify it."""
+        return self._data
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ReadLog):
             return NotImplemented

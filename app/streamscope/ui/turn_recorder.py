@@ -79,6 +79,8 @@ class SessionTurnsRecorder(QObject):
         self._start = start
         capture = Capture(start.dialect, created=now_iso())
         capture.request = redact_request(start.spec, start.body)
+        if start.recorded is not None:  # a replay: its reads are the capture's (no copy)
+            capture.reads = start.recorded
         self._capture = capture
         self._secrets = secret_values(start.spec.headers, start.spec.url)
 
@@ -90,7 +92,7 @@ class SessionTurnsRecorder(QObject):
         self._capture.response = CaptureResponse(status, redacted, t)
 
     def _on_runner_turn_progressed(self, batch: ProgressBatch) -> None:
-        if self._capture is None or self._start is None:
+        if self._capture is None or self._start is None or self._start.recorded is not None:
             return
         t0 = self._start.t0
         for data, t in batch.reads:

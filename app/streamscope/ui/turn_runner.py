@@ -43,7 +43,7 @@ from streamscope.core.turn import Outcome, StreamEnd, Turn
 if TYPE_CHECKING:
     # The network stack (httpx) and the capture store load with the first turn, not with
     # the window: importing this module must stay cheap for a fast first paint.
-    from streamscope.core.capture import Capture
+    from streamscope.core.capture import Capture, ReadLog
     from streamscope.core.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
     from streamscope.core.dialects.base import RequestSpec
     from streamscope.core.pipeline import ParsedFrame, PipelineUpdate
@@ -70,12 +70,16 @@ itself (see :meth:`_Collector.progressed`)."""
 
 @dataclass(frozen=True, slots=True)
 class TurnStart:
-    """What was sent (``spec`` is unredacted: redact before showing or saving)."""
+    """What was sent (``spec`` is unredacted: redact before showing or saving).
+
+    ``recorded``: for a replay, the capture's reads — all of them already in memory, so a
+    view can index them instead of keeping a copy of what the batches bring."""
 
     spec: RequestSpec
     body: bytes
     dialect: str
     t0: float
+    recorded: ReadLog | None = None
 
 
 @dataclass(slots=True)
@@ -183,6 +187,7 @@ class TurnRunner(QObject):
         self._t0 = 0.0
         self._last_t = 0.0
         self._replaying = False
+        self._recorded: ReadLog | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(self.min_interval_ms)
@@ -241,6 +246,7 @@ class TurnRunner(QObject):
 
         observer = self._prepare(dialect or capture.dialect, ())
         self._replaying = True
+        self._recorded = capture.reads
 
         async def replay() -> Turn:
             try:
@@ -262,6 +268,7 @@ class TurnRunner(QObject):
         self._bytes = self._frames = 0
         self._dialect = dialect
         self._replaying = False
+        self._recorded = None
         self.last_turn = None
         collector: TurnObserver = _Collector(self)  # type: ignore[assignment]
         if not observers:
@@ -291,7 +298,7 @@ class TurnRunner(QObject):
 
     def _on_request(self, spec: RequestSpec, body: bytes, t: float) -> None:
         self._t0 = t
-        self.turnStarted.emit(TurnStart(spec, body, self._dialect, t))
+        self.turnStarted.emit(TurnStart(spec, body, self._dialect, t, self._recorded))
 
     def _schedule(self) -> None:
         if not self._timer.isActive():

@@ -5,7 +5,8 @@ Nothing per frame is kept as a Python object. Every network read is appended to 
 ``RawFrame.offset`` indexes it directly) and each frame is five numbers in typed arrays:
 offset, length, time, kind and flags — 26 bytes a frame. The event name and the one-line
 summary are computed from the frame's bytes when a view (or the filter) asks, with a small
-LRU cache; a million frames cost their raw bytes plus ~26 MB.
+LRU cache; a million frames cost their raw bytes plus ~26 MB. A replay passes the capture's
+own buffer to :meth:`FramesModel.clear`: the reads are checked against it, not copied.
 
 A batch of frames is inserted with one ``beginInsertRows``/``endInsertRows`` pair.
 """
@@ -152,7 +153,9 @@ class FramesModel(QAbstractTableModel):
         self._invalid_colors = (QColor(215, 75, 20), QColor(255, 100, 40, 55))
 
     def _init_storage(self) -> None:
-        self.stream = bytearray()  # every read, in order
+        self.stream = bytearray()  # every read, in order (or a replayed capture's buffer)
+        self.received = 0  # bytes of ``stream`` that have arrived
+        self._shared = False  # ``stream`` belongs to a capture: never modify it
         self.side = bytearray()  # bytes of frames that arrived without their reads
         self.read_offsets = array("q")
         self.read_times = array("d")
@@ -165,19 +168,31 @@ class FramesModel(QAbstractTableModel):
 
     # -- feeding ------------------------------------------------------------------------
 
-    def clear(self, t0: float = 0.0) -> None:
-        """Forget every frame; times are shown relative to ``t0``."""
+    def clear(self, t0: float = 0.0, recorded: bytearray | None = None) -> None:
+        """Forget every frame; times are shown relative to ``t0``. ``recorded``: the reads
+        about to arrive, joined (a replayed capture's buffer): kept by reference, never
+        modified."""
         self.beginResetModel()
         self.t0 = t0
         self._init_storage()
+        if recorded is not None:
+            self.stream = recorded
+            self._shared = True
         self.endResetModel()
 
     def append_reads(self, reads: Iterable[tuple[bytes, float]]) -> None:
         """Keep network reads (no rows change)."""
         for data, t in reads:
-            self.read_offsets.append(len(self.stream))
+            start = self.received
+            if self._shared and not self.stream.startswith(data, start):
+                # not the recording after all: from here on, keep a copy of our own
+                self.stream = bytearray(self.stream[:start])
+                self._shared = False
+            if not self._shared:
+                self.stream += data
+            self.read_offsets.append(start)
             self.read_times.append(t)
-            self.stream += data
+            self.received = start + len(data)
 
     def append_frames(self, frames: list[tuple[ParsedFrame, float]]) -> None:
         """Add a batch of frames as rows (one insert signal for the batch)."""
@@ -191,7 +206,7 @@ class FramesModel(QAbstractTableModel):
         kinds: list[int] = []
         flag_list: list[int] = []
         stream = memoryview(self.stream)
-        size = len(stream)
+        size = self.received
         side = self.side
         kind_of = _kind_of
         try:

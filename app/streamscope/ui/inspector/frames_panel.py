@@ -137,9 +137,11 @@ class FramesPanel(QWidget):
 
     # -- feeding ------------------------------------------------------------------------
 
-    def begin_turn(self, t0: float, dialect: str) -> None:
+    def begin_turn(self, t0: float, dialect: str, recorded: bytearray | None = None) -> None:
+        """A turn starts; ``recorded``: a replayed capture's reads, joined (see
+        :meth:`FramesModel.clear`)."""
         self.repaint_now()
-        self.model.clear(t0)
+        self.model.clear(t0, recorded)
         self.dialect = dialect
         self.content_type = None
         self._sniffed = []
@@ -157,7 +159,7 @@ class FramesPanel(QWidget):
         bar = self.view.verticalScrollBar()
         at_bottom = bar.value() >= bar.maximum()
         self.model.append_reads(batch.reads)
-        self._total_bytes = max(batch.total_bytes, len(self.model.stream))
+        self._total_bytes = max(batch.total_bytes, self.model.received)
         self.model.append_frames(batch.frames)
         if not self._sniff_done:
             self._sniff(batch)

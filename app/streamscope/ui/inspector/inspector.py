@@ -54,7 +54,8 @@ class InspectorPanel(QTabWidget):
     def begin_turn(self, start: TurnStart) -> None:
         """A request is going out: clear every tab and show what was sent (redacted)."""
         self.t0 = start.t0
-        self.frames_panel.begin_turn(start.t0, start.dialect)
+        recorded = start.recorded.buffer() if start.recorded is not None else None
+        self.frames_panel.begin_turn(start.t0, start.dialect, recorded)
         self.toolcalls_panel.clear(start.t0)
         self.timeline_panel.begin_turn(start.t0)
         self.request_panel.show_request(start)
