@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from streamscope.core.pipeline import StreamPipeline
+from streamscope.core.progress import ProgressEncoder
 from streamscope.core.turn import StreamEnd, Turn
 from streamscope.ui.turn_runner import ProgressBatch
 
@@ -22,20 +23,15 @@ def pipeline_batches(
     """Run ``reads`` through the pipeline (request sent at ``t0``, first read ``lead`` later,
     ``dt`` apart); one ProgressBatch per ``per_batch`` reads, and the finished Turn."""
     pipe = StreamPipeline(dialect, keep_frames=True, request_sent=t0)
+    encoder = ProgressEncoder()
     batches: list[ProgressBatch] = []
-    batch = ProgressBatch()
     t = t0 + lead
     for i, data in enumerate(reads):
         t += dt
-        update = pipe.feed(data, t)
-        batch.reads.append((data, t))
-        batch.frames += [(f, t) for f in update.frames]
-        batch.events += [(e, t) for e in update.events]
+        encoder.read(data, t)
+        encoder.progressed(pipe.feed(data, t), t)
         if (i + 1) % per_batch == 0:
-            batches.append(batch)
-            batch = ProgressBatch()
-    update = pipe.flush(t)
-    batch.frames += [(f, t) for f in update.frames]
-    batch.events += [(e, t) for e in update.events]
-    batches.append(batch)
+            batches.append(encoder.take())
+    encoder.progressed(pipe.flush(t), t)
+    batches.append(encoder.take())
     return batches, pipe.close(StreamEnd("eof"), t + tail)

@@ -49,7 +49,7 @@ def filled(dialect: str, reads: Sequence[bytes], per_batch: int = 1) -> FramesMo
     model.clear(T0)
     for batch in stream(dialect, reads, per_batch)[0]:
         model.append_reads(batch.reads)
-        model.append_frames(batch.frames)
+        model.append_rows(batch.rows)
     return model
 
 
@@ -67,7 +67,7 @@ def test_model_passes_qtmodeltester_while_batches_arrive(qtmodeltester: ModelTes
     reads = [b": keep-alive\n\n", *(chat(f"w{i} ") for i in range(30)), b"data: [DONE]\n\n"]
     for batch in stream("openai", reads, per_batch=4)[0]:
         model.append_reads(batch.reads)
-        model.append_frames(batch.frames)
+        model.append_rows(batch.rows)
     assert model.rowCount() == 32
     model.clear(T0)
     assert model.rowCount() == 0
@@ -82,7 +82,7 @@ def test_filter_proxy_passes_qtmodeltester(qtmodeltester: ModelTester) -> None:
     reads = [b": ping\n\n", *(chat(f"w{i}") for i in range(20)), b"data: [DONE]\n\n"]
     for batch in stream("openai", reads, per_batch=3)[0]:
         model.append_reads(batch.reads)
-        model.append_frames(batch.frames)
+        model.append_rows(batch.rows)
     assert proxy.rowCount() == 20
     proxy.set_needle("")
     assert proxy.rowCount() == 22
@@ -93,7 +93,7 @@ def test_qt_model_tester_reports_nothing(qtmodeltester: ModelTester, qtlog: obje
     qtmodeltester.check(model)  # type: ignore[no-untyped-call]  # the C++ QAbstractItemModelTester, reporting by warning
     for batch in stream("openai", [chat(f"{i}") for i in range(50)], per_batch=7)[0]:
         model.append_reads(batch.reads)
-        model.append_frames(batch.frames)
+        model.append_rows(batch.rows)
     failures = [r.message for r in qtlog.records if "FAIL" in r.message]  # type: ignore[attr-defined]
     assert failures == []
 
@@ -102,20 +102,27 @@ def test_qt_model_tester_reports_nothing(qtmodeltester: ModelTester, qtlog: obje
 
 
 def _synthetic_batches(frames: int, batches: int) -> list[ProgressBatch]:
-    """``frames`` identical chat frames in ``batches`` batches, one read per batch."""
+    """``frames`` identical chat frames in ``batches`` batches, one read per batch, encoded
+    as the stream worker encodes them."""
+    from streamscope.core.pipeline import PipelineUpdate
+    from streamscope.core.progress import ProgressEncoder
+
     raw = chat("tok")
     event = SSEEvent("message", raw[6:-2].decode())
     events: list[StreamEvent] = [TextDelta("tok")]
     per = frames // batches
+    encoder = ProgressEncoder()
     out = []
     offset = 0
     for b in range(batches):
         t = T0 + b * 0.016
         parsed = []
         for _ in range(per):
-            parsed.append((ParsedFrame(RawFrame(offset, raw, event, (), False), events), t))
+            parsed.append(ParsedFrame(RawFrame(offset, raw, event, (), False), events))
             offset += len(raw)
-        out.append(ProgressBatch(reads=[(raw * per, t)], frames=parsed))
+        encoder.read(raw * per, t)
+        encoder.progressed(PipelineUpdate(frames=parsed), t)
+        out.append(encoder.take())
     return out
 
 
@@ -132,7 +139,7 @@ def test_100k_frames_in_100_batches_insert_100_times_and_stay_compact() -> None:
     before = tracemalloc.get_traced_memory()[0]
     for batch in batches:
         model.append_reads(batch.reads)
-        model.append_frames(batch.frames)
+        model.append_rows(batch.rows)
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
 
@@ -161,7 +168,7 @@ def test_panel_inserts_once_per_batch_through_the_proxy(qtbot: QtBot) -> None:
     for batch in batches:
         panel.add_progress(batch)
     assert panel.proxy.rowCount() == 120
-    assert len(signals) == sum(1 for b in batches if b.frames) == 10
+    assert len(signals) == sum(1 for b in batches if len(b.rows)) == 10
     assert panel.count_label.text().startswith("120 frames")
 
 
@@ -174,7 +181,7 @@ def test_a_replay_indexes_the_captures_buffer_instead_of_copying_it() -> None:
     batches = stream("openai", reads, per_batch=7)[0]
     for n, batch in enumerate(batches):
         model.append_reads(batch.reads)
-        model.append_frames(batch.frames)
+        model.append_rows(batch.rows)
         if n == 0:  # what arrived so far, not the whole recording
             assert model.received == sum(len(r) for r in reads[:7])
     assert model.stream is recorded and bytes(recorded) == pristine
@@ -194,7 +201,7 @@ def test_reads_that_differ_from_the_recording_are_kept_as_they_arrived() -> None
     model.clear(T0, recorded)
     for batch in stream("openai", changed, per_batch=3)[0]:
         model.append_reads(batch.reads)
-        model.append_frames(batch.frames)
+        model.append_rows(batch.rows)
     assert model.stream is not recorded and bytes(recorded) == pristine  # never written to
     assert bytes(model.stream) == b"".join(changed)
     assert [model.frame_bytes(row) for row in range(10)] == changed
@@ -475,11 +482,23 @@ def test_visible_text_and_hex_dump_units() -> None:
 
 
 def test_frames_without_their_reads_are_kept_in_the_side_buffer() -> None:
+    from streamscope.core.pipeline import StreamPipeline
+    from streamscope.core.progress import FLAG_DETACHED, ProgressEncoder
+
+    pipe = StreamPipeline("openai", keep_frames=True, request_sent=T0)
+    encoder = ProgressEncoder()
+    encoder.read(chat("a"), T0 + 0.1)
+    encoder.progressed(pipe.feed(chat("a"), T0 + 0.1), T0 + 0.1)
+    encoder.progressed(pipe.feed(chat("b"), T0 + 0.2), T0 + 0.2)  # its read was not seen
+    rows = encoder.take().rows
+    assert list(rows.flags) == [0, FLAG_DETACHED] and bytes(rows.detached) == chat("b")
     model = FramesModel()
-    _batches, _turn = stream("openai", [chat("a")])
-    model.append_frames(_batches[0].frames)  # no reads were appended
-    assert model.frame_bytes(0) == chat("a")
-    assert model.stream_offset(0) is None and model.read_boundaries(0) == []
+    model.append_reads([(chat("a"), T0 + 0.1)])
+    model.append_rows(rows)
+    model.append_rows(rows)  # a second batch: its side bytes follow the first's
+    assert [model.frame_bytes(r) for r in range(4)] == [chat("a"), chat("b")] * 2
+    assert model.stream_offset(0) == 0
+    assert model.stream_offset(1) is None and model.read_boundaries(1) == []
 
 
 # -- banner and autoscroll -----------------------------------------------------------------

@@ -70,7 +70,7 @@ def test_many_deltas_arrive_in_few_flushes_with_exact_text(
     expected = "".join(f"{i}," for i in range(n))
     assert "".join("".join(b.text) for b in batches) == expected
     assert turn.text == expected
-    assert sum(len(b.frames) for b in batches) == n + 1
+    assert sum(len(b.rows) for b in batches) == n + 1
     assert b"".join(d for b in batches for d, _ in b.reads) == server_body(n)
     assert len(started) == 1 and finished == [turn]
     assert order[-1] == "f" and "f" not in order[:-1]

@@ -25,19 +25,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from streamscope.core.events import (
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallDone,
-    ToolCallStarted,
-)
+from streamscope.core.progress import Progress, ProgressEncoder
 from streamscope.core.turn import Outcome, StreamEnd, Turn
 
 if TYPE_CHECKING:
@@ -46,10 +39,7 @@ if TYPE_CHECKING:
     from streamscope.core.capture import Capture, ReadLog
     from streamscope.core.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
     from streamscope.core.dialects.base import RequestSpec
-    from streamscope.core.pipeline import ParsedFrame, PipelineUpdate
-
-
-_TOOL_EVENTS = (ToolCallStarted, ToolCallDelta, ToolCallDone)
+    from streamscope.core.pipeline import PipelineUpdate
 
 MAX_INTERVAL_MS = 250
 """The longest a slow flush can stretch the interval to."""
@@ -82,29 +72,8 @@ class TurnStart:
     recorded: ReadLog | None = None
 
 
-@dataclass(slots=True)
-class ProgressBatch:
-    """Everything that arrived since the previous flush, in arrival order.
-
-    ``reads``: network reads ``(bytes, t)``; ``frames``: decoded frames with the time of
-    the read that completed them; ``events``: stream events with their time; ``text`` and
-    ``reasoning``: the appended answer / reasoning text; ``tool_events``: some event was
-    about a tool call; totals are for the whole turn.
-    """
-
-    reads: list[tuple[bytes, float]] = field(default_factory=list)
-    frames: list[tuple[ParsedFrame, float]] = field(default_factory=list)
-    events: list[tuple[StreamEvent, float]] = field(default_factory=list)
-    text: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    reasoning_channel: str | None = None
-    tool_events: bool = False
-    total_bytes: int = 0
-    total_frames: int = 0
-    elapsed: float = 0.0
-
-    def is_empty(self) -> bool:
-        return not (self.reads or self.frames or self.events)
+ProgressBatch = Progress
+"""What ``turnProgressed`` carries: see :class:`~streamscope.core.progress.Progress`."""
 
 
 class _Collector:
@@ -122,37 +91,14 @@ class _Collector:
 
     def read(self, data: bytes, t: float) -> None:
         runner = self.runner
-        runner._pending.reads.append((data, t))
+        runner._encoder.read(data, t)
         runner._bytes += len(data)
         runner._last_t = t
 
     def progressed(self, update: PipelineUpdate, t: float) -> None:
         runner = self.runner
-        batch = runner._pending
-        frames = update.frames
-        if frames:
-            batch.frames.extend([(parsed, t) for parsed in frames])
-            runner._frames += len(frames)
-        events = update.events
-        if events:
-            batch.events.extend([(event, t) for event in events])
-            text = batch.text
-            for event in events:  # isinstance, not ``match``: this runs once per delta
-                if isinstance(event, TextDelta):
-                    text.append(event.text)
-                elif isinstance(event, ReasoningDelta):
-                    batch.reasoning.append(event.text)
-                    batch.reasoning_channel = batch.reasoning_channel or event.channel
-                elif isinstance(event, _TOOL_EVENTS):
-                    batch.tool_events = True
-        if len(batch.frames) >= MAX_BATCH_FRAMES or len(batch.events) >= MAX_BATCH_FRAMES:
-            runner._seal()
-            if len(runner._ready) > MAX_BACKLOG:
-                # The views fall behind (an instant replay, a very fast link): hand them a
-                # batch now. This slows the producer down, so the backlog (and the memory
-                # it holds: every frame's bytes and events) stays bounded.
-                runner._emit(runner._ready.popleft())
-        runner._schedule()
+        runner._encoder.progressed(update, t)
+        runner._after_progress()
 
     def ended(self, end: StreamEnd) -> None:
         pass
@@ -180,10 +126,9 @@ class TurnRunner(QObject):
         self.min_interval_ms = max(1, int(1000 / max_flush_hz))
         self.flushes = 0
         self._task: asyncio.Task[Turn] | None = None
-        self._pending = ProgressBatch()
+        self._encoder = ProgressEncoder()
         self._ready: deque[ProgressBatch] = deque()  # sealed, not yet emitted
         self._bytes = 0
-        self._frames = 0
         self._t0 = 0.0
         self._last_t = 0.0
         self._replaying = False
@@ -263,9 +208,9 @@ class TurnRunner(QObject):
     def _prepare(self, dialect: str, observers: Sequence[TurnObserver]) -> TurnObserver:
         if self.running:
             raise RuntimeError("a turn is already running")
-        self._pending = ProgressBatch()
+        self._encoder = ProgressEncoder()
         self._ready.clear()
-        self._bytes = self._frames = 0
+        self._bytes = 0
         self._dialect = dialect
         self._replaying = False
         self._recorded = None
@@ -310,14 +255,23 @@ class TurnRunner(QObject):
         self.last_turn = turn
         self.turnFinished.emit(turn)
 
+    def _after_progress(self) -> None:
+        if self._encoder.pending.frame_count >= MAX_BATCH_FRAMES:
+            self._seal()
+            if len(self._ready) > MAX_BACKLOG:
+                # The views fall behind (an instant replay, a very fast link): hand them a
+                # batch now. This slows the producer down, so the backlog (and the memory
+                # it holds: every frame's bytes and events) stays bounded.
+                self._emit(self._ready.popleft())
+        self._schedule()
+
     def _seal(self) -> None:
         """Close the pending batch (its totals are the turn's so far) and start a new one."""
-        batch = self._pending
-        if batch.is_empty():
+        if self._encoder.pending.is_empty():
             return
-        self._pending = ProgressBatch()
+        batch = self._encoder.take()
         batch.total_bytes = self._bytes
-        batch.total_frames = self._frames
+        batch.total_frames = self._encoder.frames
         now = self._last_t if self._replaying else time.monotonic()
         batch.elapsed = now - self._t0
         self._ready.append(batch)
@@ -331,7 +285,7 @@ class TurnRunner(QObject):
         self._emit(self._ready.popleft())
         while self._ready and (time.perf_counter() - started) * 1000 < FLUSH_BUDGET_MS:
             self._emit(self._ready.popleft())  # a backlog: more batches in this loop turn
-        if self._ready or len(self._pending.frames) >= MAX_BATCH_FRAMES:
+        if self._ready or self._encoder.pending.frame_count >= MAX_BATCH_FRAMES:
             self._timer.setInterval(0)  # more is waiting: come back after this loop turn
         else:
             # A slow flush stretches the next interval, so a flood cannot starve the loop.

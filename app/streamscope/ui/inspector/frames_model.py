@@ -17,7 +17,7 @@ import bisect
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -28,54 +28,30 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor, QFont
 
-from streamscope.core.events import (
-    FinishReason,
-    KeepAlive,
-    MalformedFrame,
-    MessageStarted,
-    ReasoningDelta,
-    ServerError,
-    StreamEvent,
-    Terminal,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallDone,
-    ToolCallStarted,
-    Usage,
+from streamscope.core.progress import (
+    FLAG_DETACHED,
+    FLAG_INCOMPLETE,
+    FLAG_INVALID_UTF8,
+    FrameKind,
+    FrameRows,
 )
 from streamscope.ui.inspector.frame_summary import summarize
 
-if TYPE_CHECKING:
-    from streamscope.core.pipeline import ParsedFrame
-
-__all__ = ["COLUMNS", "FrameKind", "FramesFilterProxy", "FramesModel"]
+__all__ = [
+    "COLUMNS",
+    "FLAG_DETACHED",
+    "FLAG_INCOMPLETE",
+    "FLAG_INVALID_UTF8",
+    "FrameKind",
+    "FramesFilterProxy",
+    "FramesModel",
+]
 
 _Index = QModelIndex | QPersistentModelIndex
 
 COLUMNS = ("#", "t (ms)", "gap (ms)", "bytes", "event", "summary")
 COL_INDEX, COL_TIME, COL_GAP, COL_BYTES, COL_EVENT, COL_SUMMARY = range(6)
 
-
-class FrameKind:
-    """Kind codes stored per frame (one byte), most severe wins."""
-
-    DATA = 0
-    META = 1  # message start, finish reason, usage
-    COMMENT = 2  # keep-alive comments, Anthropic ping, blank lines
-    TEXT = 3
-    REASONING = 4
-    TOOL = 5
-    TERMINAL = 6
-    MALFORMED = 7
-    ERROR = 8
-
-    NAMES = ("data", "meta", "keep-alive", "text", "reasoning", "tool", "terminal",
-             "malformed", "error")  # fmt: skip
-
-
-FLAG_INVALID_UTF8 = 1
-FLAG_INCOMPLETE = 2
-FLAG_DETACHED = 4  # the bytes live in the side buffer (frames without matching reads)
 
 KindRole = Qt.ItemDataRole.UserRole + 1
 FlagsRole = Qt.ItemDataRole.UserRole + 2
@@ -98,35 +74,6 @@ _GLYPHS = {
     FrameKind.TERMINAL: "■",
     FrameKind.MALFORMED: "⚠",
     FrameKind.ERROR: "✖",
-}
-
-
-def _kind_of(parsed: ParsedFrame) -> int:
-    frame = parsed.frame
-    if frame.event is None:
-        return FrameKind.COMMENT if frame.complete or frame.comments else FrameKind.DATA
-    events = parsed.events
-    if len(events) == 1:  # the common case: one event per frame
-        return _EVENT_KINDS.get(type(events[0]), FrameKind.DATA)
-    kind = FrameKind.DATA
-    for event in events:
-        kind = max(kind, _EVENT_KINDS.get(type(event), FrameKind.DATA))
-    return kind
-
-
-_EVENT_KINDS: dict[type[StreamEvent], int] = {
-    TextDelta: FrameKind.TEXT,
-    ReasoningDelta: FrameKind.REASONING,
-    ToolCallStarted: FrameKind.TOOL,
-    ToolCallDelta: FrameKind.TOOL,
-    ToolCallDone: FrameKind.TOOL,
-    MessageStarted: FrameKind.META,
-    FinishReason: FrameKind.META,
-    Usage: FrameKind.META,
-    KeepAlive: FrameKind.COMMENT,
-    Terminal: FrameKind.TERMINAL,
-    MalformedFrame: FrameKind.MALFORMED,
-    ServerError: FrameKind.ERROR,
 }
 
 
@@ -194,47 +141,30 @@ class FramesModel(QAbstractTableModel):
             self.read_times.append(t)
             self.received = start + len(data)
 
-    def append_frames(self, frames: list[tuple[ParsedFrame, float]]) -> None:
+    def append_rows(self, rows: FrameRows) -> None:
         """Add a batch of frames as rows (one insert signal for the batch)."""
-        if not frames:
+        n = len(rows)
+        if not n:
             return
         first = len(self.offsets)
-        self.beginInsertRows(QModelIndex(), first, first + len(frames) - 1)
-        # Built as lists, then one extend per array: a firehose inserts ~100k rows a second.
-        offsets: list[int] = []
-        lengths: list[int] = []
-        kinds: list[int] = []
-        flag_list: list[int] = []
-        stream = memoryview(self.stream)
-        size = self.received
-        side = self.side
-        kind_of = _kind_of
-        try:
-            for parsed, _t in frames:
-                frame = parsed.frame
-                raw = frame.raw
-                offset = frame.offset
-                n = len(raw)
-                flags = 0
-                if offset + n > size or stream[offset : offset + n] != raw:
-                    flags = FLAG_DETACHED
-                    offset = len(side)
-                    side += raw
-                if frame.invalid_utf8:
-                    flags |= FLAG_INVALID_UTF8
-                if not frame.complete:
-                    flags |= FLAG_INCOMPLETE
-                offsets.append(offset)
-                lengths.append(n)
-                kinds.append(kind_of(parsed))
-                flag_list.append(flags)
-        finally:
-            stream.release()
+        self.beginInsertRows(QModelIndex(), first, first + n - 1)
+        if rows.detached:
+            base = len(self.side)
+            self.side += rows.detached
+            offsets = array(
+                "q",
+                (
+                    o + base if f & FLAG_DETACHED else o
+                    for o, f in zip(rows.offsets, rows.flags, strict=True)
+                ),
+            )
+        else:
+            offsets = rows.offsets
         self.offsets.extend(offsets)
-        self.lengths.extend(lengths)
-        self.times.extend([t for _parsed, t in frames])
-        self.kinds.extend(kinds)
-        self.frame_flags.extend(flag_list)
+        self.lengths.extend(rows.lengths)
+        self.times.extend(rows.times)
+        self.kinds.extend(rows.kinds)
+        self.frame_flags.extend(rows.flags)
         self.endInsertRows()
 
     # -- reading ------------------------------------------------------------------------

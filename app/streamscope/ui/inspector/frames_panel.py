@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from streamscope.core.progress import SNIFF_EVENTS
 from streamscope.ui.inspector.frame_detail import FrameDetail
 from streamscope.ui.inspector.frames_model import (
     COL_BYTES,
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FramesPanel"]
 
-SNIFF_EVENTS = 8
-"""How many decoded events the dialect check looks at before it stops looking."""
 
 REPAINT_MS = 100
 """While frames pour in, the table repaints at once and then at most this often: a paint
@@ -160,11 +159,11 @@ class FramesPanel(QWidget):
         at_bottom = bar.value() >= bar.maximum()
         self.model.append_reads(batch.reads)
         self._total_bytes = max(batch.total_bytes, self.model.received)
-        self.model.append_frames(batch.frames)
+        self.model.append_rows(batch.rows)
         if not self._sniff_done:
             self._sniff(batch)
         self._update_count()
-        if at_bottom and batch.frames:
+        if at_bottom and len(batch.rows):
             self.view.scrollToBottom()
 
     def _throttle_repaint(self) -> None:
@@ -190,11 +189,7 @@ class FramesPanel(QWidget):
             self.view.setUpdatesEnabled(True)
 
     def _sniff(self, batch: ProgressBatch) -> None:
-        for parsed, _t in batch.frames:
-            if parsed.frame.event is not None:
-                self._sniffed.append(parsed.frame.event)
-            if len(self._sniffed) >= SNIFF_EVENTS:
-                break
+        self._sniffed += batch.sniffed[: SNIFF_EVENTS - len(self._sniffed)]
         from streamscope.core.dialects import detect_dialect  # loaded by the turn already
 
         guess = detect_dialect(self.content_type, self._sniffed)

@@ -71,9 +71,7 @@ class InspectorPanel(QTabWidget):
         """Everything that arrived since the last flush (one row insert for its frames)."""
         self.frames_panel.add_progress(batch)
         self.toolcalls_panel.add_events(batch.events)
-        self.timeline_panel.add_progress(
-            batch.reads, (t for _parsed, t in batch.frames), batch.events
-        )
+        self.timeline_panel.add_progress(batch)
 
     def finish_turn(self, turn: Turn) -> None:
         """The turn ended: final tool-call JSON, timeline milestones and warnings."""

@@ -11,13 +11,17 @@ import math
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from streamscope.core.events import ReasoningDelta, StreamEvent, Terminal, TextDelta, ToolCallDelta
+from streamscope.core.events import Terminal, ToolCallDelta
 from streamscope.core.turn import Turn
+
+if TYPE_CHECKING:
+    from streamscope.core.progress import Progress
 
 __all__ = ["GapChart", "GapSeries", "Milestones", "TimelinePanel", "WaterfallView"]
 
@@ -278,29 +282,30 @@ class TimelinePanel(QWidget):
             self.milestones.headers = t
             self._update()
 
-    def add_progress(
-        self, reads: Iterable[tuple[bytes, float]], frame_times: Iterable[float],
-        events: Iterable[tuple[StreamEvent, float]],
-    ) -> None:  # fmt: skip
+    def add_progress(self, batch: Progress) -> None:
         m = self.milestones
-        for _data, t in reads:
-            if m.first_byte is None:
-                m.first_byte = t
-            break
-        self.series.extend(frame_times)
-        for event, t in events:
+        if batch.reads and m.first_byte is None:
+            m.first_byte = batch.reads[0][1]
+        self.series.extend(batch.rows.times)
+        if batch.first_text is not None:
+            if m.first_token is None:
+                m.first_token = batch.first_text
+            self.text_deltas += batch.text_deltas
+        if batch.first_reasoning is not None and m.first_reasoning is None:
+            m.first_reasoning = batch.first_reasoning
+        last = batch.last_text
+        for event, t in batch.events:
             match event:
-                case TextDelta() | ToolCallDelta():
-                    if m.first_token is None:
+                case ToolCallDelta():
+                    if m.first_token is None or t < m.first_token:
                         m.first_token = t
-                    m.last_token = t
+                    last = t if last is None else max(last, t)
                     self.text_deltas += 1
-                case ReasoningDelta():
-                    if m.first_reasoning is None:
-                        m.first_reasoning = t
                 case Terminal():
                     if m.terminal is None:
                         m.terminal = t
+        if last is not None:
+            m.last_token = last
         self._update()
 
     def finish(self, turn: Turn) -> None:

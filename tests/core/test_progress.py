@@ -1,0 +1,114 @@
+"""ProgressEncoder: pipeline updates in, compact batches out (what crosses to the window)."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+from streamscope.core.events import ToolCallDelta, Usage
+from streamscope.core.pipeline import StreamPipeline
+from streamscope.core.progress import (
+    FLAG_DETACHED,
+    FLAG_INCOMPLETE,
+    SNIFF_EVENTS,
+    FrameKind,
+    Progress,
+    ProgressEncoder,
+)
+
+
+def chat(delta: dict[str, object], **extra: object) -> bytes:
+    obj = {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}], **extra}
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def encode(reads: list[bytes], per_batch: int = 1) -> tuple[list[Progress], bytes]:
+    pipe = StreamPipeline("openai", keep_frames=True, request_sent=0.0)
+    encoder = ProgressEncoder()
+    batches = []
+    for i, data in enumerate(reads):
+        t = 0.1 * (i + 1)
+        encoder.read(data, t)
+        encoder.progressed(pipe.feed(data, t), t)
+        if (i + 1) % per_batch == 0:
+            batches.append(encoder.take())
+    encoder.progressed(pipe.flush(9.0), 9.0)
+    batches.append(encoder.take())
+    return batches, b"".join(reads)
+
+
+TOOL = chat(
+    {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "f", "arguments": "{}"}}]}
+)
+
+
+def test_rows_index_the_reads_and_carry_kind_time_and_flags() -> None:
+    stream = b": ping\n\n" + chat({"content": "hi"}) + TOOL + b'data: [DONE]\n\ndata: {"x'
+    # cut the stream at odd places: frames span reads
+    reads = [stream[i : i + 7] for i in range(0, len(stream), 7)]
+    batches, body = encode(reads, per_batch=5)
+    merged = Progress()
+    for batch in batches:
+        merged.merge(batch)
+    rows = merged.rows
+    assert list(rows.kinds) == [
+        FrameKind.COMMENT,
+        FrameKind.TEXT,
+        FrameKind.TOOL,
+        FrameKind.TERMINAL,
+        FrameKind.DATA,
+    ]
+    pieces = [body[o : o + n] for o, n in zip(rows.offsets, rows.lengths, strict=True)]
+    assert b"".join(pieces) == body  # frames tile the stream: no bytes of their own
+    assert len(rows.detached) == 0
+    assert list(rows.flags) == [0, 0, 0, 0, FLAG_INCOMPLETE]
+    assert list(rows.times) == sorted(rows.times) and rows.times[-1] == 9.0
+    assert b"".join(d for d, _t in merged.reads) == body
+
+
+def test_text_and_reasoning_are_joined_and_counted_other_events_kept() -> None:
+    reads = [chat({"content": f"w{i} "}) for i in range(10)]
+    reads.append(TOOL)
+    reads.append(chat({}, usage={"prompt_tokens": 1, "completion_tokens": 10}))
+    batches, _body = encode(reads, per_batch=4)
+    merged = Progress()
+    for batch in batches:
+        merged.merge(batch)
+    assert "".join(merged.text) == "".join(f"w{i} " for i in range(10))
+    assert merged.text_deltas == 10
+    assert (merged.first_text, merged.last_text) == (0.1, 1.0)
+    kinds = [type(e) for e, _t in merged.events]
+    assert ToolCallDelta in kinds and Usage in kinds
+    assert all(not isinstance(e, str) for e, _t in merged.events)
+    assert merged.tool_events
+
+
+def test_only_the_first_events_are_passed_on_for_the_dialect_check() -> None:
+    batches, _ = encode([chat({"content": str(i)}) for i in range(3 * SNIFF_EVENTS)])
+    sniffed = [e for b in batches for e in b.sniffed]
+    assert len(sniffed) == SNIFF_EVENTS
+    assert '"content": "0"' in sniffed[0].data
+
+
+def test_a_frame_whose_bytes_were_not_read_keeps_them() -> None:
+    pipe = StreamPipeline("openai", keep_frames=True, request_sent=0.0)
+    encoder = ProgressEncoder()
+    encoder.progressed(pipe.feed(chat({"content": "x"}), 0.1), 0.1)  # no read() first
+    rows = encoder.take().rows
+    assert list(rows.flags) == [FLAG_DETACHED]
+    assert bytes(rows.detached) == chat({"content": "x"}) and rows.offsets[0] == 0
+
+
+def test_a_batch_pickles_small_without_per_frame_objects() -> None:
+    reads = [
+        b"".join(chat({"content": f"t{i} "}) for i in range(j, j + 50)) for j in range(0, 5000, 50)
+    ]
+    batches, body = encode(reads, per_batch=len(reads))
+    batch = batches[0]
+    assert len(batch.rows) == 5000
+    data = pickle.dumps(batch, protocol=5)
+    # the bytes once, ~26 bytes of numbers per frame, the text: not an object per frame
+    assert len(data) < len(body) + 5000 * 40 + len("".join(batch.text)) * 2
+    again = pickle.loads(data)
+    assert list(again.rows.offsets) == list(batch.rows.offsets)
+    assert again.text == batch.text
