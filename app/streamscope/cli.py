@@ -97,6 +97,10 @@ CAPTURE_SUFFIXES = (".sscap", ".zip")
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["--stream-worker"]:  # the window's stream worker process (internal)
+        from streamscope.core.worker import worker_main
+
+        return worker_main(given[1:])
     if len(given) == 1 and given[0].lower().endswith(CAPTURE_SUFFIXES):
         # `streamscope turn.sscap` (a file manager's "Open with"): the window replays it
         from pathlib import Path

@@ -166,3 +166,31 @@ def test_a_replayed_capture_is_held_once_not_copied_by_the_views(
     assert model.rowCount() == 20_001 and model.stream is capture.reads.buffer()
     assert model.frame_bytes(7) == frame("w7 ")
     assert recorder.last is not None and recorder.last.capture.reads is capture.reads
+
+
+def test_the_tail_drops_a_rendered_prefix_without_laying_the_rest_out_again(
+    qtbot: QtBot,
+) -> None:
+    document = QTextDocument()
+    appender = PlainAppender(document)
+    line = "".join(f"t{i % 10} " for i in range(40_000))  # 120 KB: continued in new blocks
+    text = "para one\npara two\n\n" + line + "\nthe end\n"
+    for start in range(0, len(text), 7_777):
+        appender.append(text[start : start + 7_777])
+    assert document.blockCount() > text.count("\n") + 1  # the long line was continued
+    changes: list[tuple[int, int, int]] = []
+    document.contentsChange.connect(lambda *change: changes.append(change))
+    removed = 0
+    for n in (9, 10, 50_000, 61_000):
+        appender.remove_prefix(n - removed)
+        removed = n
+        shown = document.toPlainText()
+        rest = text[n:]
+        # the text left is the rest of the source; only continuation breaks differ
+        assert shown.replace("\n", "") == rest.replace("\n", "")
+        assert shown.endswith("\nthe end\n")
+    assert all(added == 0 for _pos, _removed, added in changes)  # nothing appended again
+    appender.remove_prefix(len(text))
+    assert document.isEmpty()
+    appender.append("again")
+    assert document.toPlainText() == "again"

@@ -133,3 +133,29 @@ def test_main_thread_collector_collects_cycles_on_schedule(qapp: object) -> None
     finally:
         collector.stop()
     assert gc.isenabled()
+
+
+def test_a_worker_that_cannot_start_leaves_the_turn_to_this_thread(
+    server: RawServer, aloop: qasync.QEventLoop
+) -> None:
+    from streamscope.core.worker import StreamWorker
+
+    async def handler(req: bytes, w: asyncio.StreamWriter) -> None:
+        w.write(head() + chunk(frame("hello")) + chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+
+    server.handler = handler
+    broken = StreamWorker(command=lambda fd: ["/nonexistent/streamscope-worker", str(fd)])
+    runner = TurnRunner(StreamClient(), worker=broken)
+    batches: list[ProgressBatch] = []
+    runner.turnProgressed.connect(batches.append)
+
+    async def main() -> Turn | None:
+        runner.start(spec(server), dialect="openai")
+        turn = await runner.wait()
+        await runner.aclose()
+        return turn
+
+    turn = aloop.run_until_complete(main())
+    assert turn is not None and turn.outcome is Outcome.COMPLETED and turn.text == "hello"
+    assert runner.worker is None  # not tried again
+    assert sum(len(b.rows) for b in batches) == 2

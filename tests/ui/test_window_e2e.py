@@ -66,6 +66,8 @@ def test_demo_completes_with_markdown_rendered(
 ) -> None:
     turn = send(window, aloop, "demo", "Tell me about streams")
     assert turn.outcome is Outcome.COMPLETED
+    worker = window.controller.runner.worker  # it was read and parsed in the worker process
+    assert worker is not None and worker.running and worker.pid is not None
     wait_rendered(aloop, window)
     card = window.controller.answer_cards[-1]
     assert "Tell me about streams" in card.text()

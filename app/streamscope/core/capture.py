@@ -69,6 +69,7 @@ from streamscope.core.events import DialectWarning
 from streamscope.core.observer import TurnObserver
 from streamscope.core.paths import capture_dir
 from streamscope.core.pipeline import PipelineUpdate, StreamPipeline
+from streamscope.core.progress import Progress
 from streamscope.core.redact import mask_value, redact_url, scrub, secret_values
 from streamscope.core.store import Store
 from streamscope.core.turn import EndKind, Outcome, StreamEnd, Turn
@@ -124,6 +125,10 @@ class MultiObserver(TurnObserver):
     def progressed(self, update: PipelineUpdate, t: float) -> None:
         for o in self.observers:
             o.progressed(update, t)
+
+    def batch(self, progress: Progress) -> None:
+        for o in self.observers:
+            o.batch(progress)
 
     def ended(self, end: StreamEnd) -> None:
         """Forwarded to every observer (see :meth:`CaptureRecorder.ended`)."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from streamscope.core.dialects.base import RequestSpec
     from streamscope.core.pipeline import PipelineUpdate
+    from streamscope.core.progress import Progress
     from streamscope.core.turn import StreamEnd, Turn
 
 __all__ = ["TurnObserver"]
@@ -29,6 +30,12 @@ class TurnObserver:
 
     def progressed(self, update: PipelineUpdate, t: float) -> None:
         """What the pipeline made of the last read (frames, events)."""
+
+    def batch(self, progress: Progress) -> None:
+        """An encoded batch (from the stream worker), in place of :meth:`read` and
+        :meth:`progressed` calls: by default, each of its reads is passed to :meth:`read`."""
+        for data, t in progress.reads:
+            self.read(data, t)
 
     def ended(self, end: StreamEnd) -> None:
         """How the byte stream ended (with the bounded error body, if any); then

@@ -32,6 +32,7 @@ from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 if TYPE_CHECKING:
     from streamscope.core.capture import Capture, CaptureRecorder
     from streamscope.core.dialects.base import RequestSpec
+    from streamscope.core.worker import StreamWorker
 
 
 @dataclass(slots=True)
@@ -71,6 +72,20 @@ class _LiveToolCalls:
 
 _log = logging.getLogger("streamscope.chat")
 
+WORKER_ENV = "STREAMSCOPE_WORKER"
+"""Set to ``0`` to read and parse live turns on the UI thread instead of in the stream
+worker process (for debugging)."""
+
+
+def _stream_worker() -> StreamWorker | None:
+    import os
+
+    if os.environ.get(WORKER_ENV, "1") == "0":
+        return None
+    from streamscope.core.worker import StreamWorker
+
+    return StreamWorker()
+
 
 class ChatController(QObject):
     """Sends what the composer submits; see the module docstring."""
@@ -100,7 +115,7 @@ class ChatController(QObject):
         self._headers = headers
         self._tools = tools
         self.demo = demo
-        self.runner = TurnRunner(None, self)
+        self.runner = TurnRunner(None, self, worker=_stream_worker())
         self.session = ChatSession()
         self._recorder: CaptureRecorder | None = None
         self._card: AssistantCard | None = None

@@ -13,6 +13,7 @@ imported on the first code block, not at import time.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import threading
@@ -424,12 +425,33 @@ class PlainAppender:
         self._cursor = QTextCursor(document)
         self._format = fmt if fmt is not None else QTextCharFormat()
         self._line = 0
+        self._size = 0  # characters of text in the document (breaks not counted)
+        self._breaks: list[int] = []  # text offsets where a block starts without a newline
 
     def clear(self) -> None:
         """Empty the document."""
         self._cursor.document().clear()
         self._cursor = QTextCursor(self._cursor.document())
         self._line = 0
+        self._size = 0
+        self._breaks = []
+
+    def remove_prefix(self, n: int) -> None:
+        """Remove the first ``n`` characters of the text (and the breaks among them): what
+        was rendered elsewhere leaves, without laying the rest out again."""
+        n = min(n, self._size)
+        if n <= 0:
+            return
+        k = bisect.bisect_right(self._breaks, n)
+        document = self._cursor.document()
+        cursor = QTextCursor(document)
+        end = document.characterCount() - 1
+        cursor.setPosition(min(n + k, end), QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        self._breaks = [b - n for b in self._breaks[k:]]
+        self._size -= n
+        if not self._size:
+            self._line = 0
 
     def append(self, text: str) -> None:
         """Append ``text`` at the end (one edit block: the document is laid out once, and
@@ -447,15 +469,18 @@ class PlainAppender:
         if self._line + len(lines[0]) <= LINE_PIECE and max(map(len, lines)) <= LINE_PIECE:
             cursor.insertText(text, self._format)  # one edit, one layout pass
             self._line = self._line + len(text) if len(lines) == 1 else len(lines[-1])
+            self._size += len(text)
             return
         for i, line in enumerate(lines):
             if i:
                 cursor.insertBlock()
                 self._line = 0
+                self._size += 1
             while line:
                 room = LINE_PIECE - self._line
                 if room <= 0:
                     cursor.insertBlock()
+                    self._breaks.append(self._size)
                     self._line, room = 0, LINE_PIECE
                 piece = line[:room]
                 full = len(line) > room  # this block is full after the piece
@@ -465,6 +490,7 @@ class PlainAppender:
                         piece = piece[: space + 1]
                 cursor.insertText(piece, self._format)
                 self._line = LINE_PIECE if full else self._line + len(piece)
+                self._size += len(piece)
                 line = line[len(piece) :]
 
 

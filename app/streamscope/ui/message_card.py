@@ -48,6 +48,14 @@ SLICE_MS = 5.0
 LIVE_RENDER_MS = 300
 """How often finished blocks of a streaming answer are rendered as Markdown."""
 
+LIVE_RENDER_SHARE = 0.1
+"""While an answer streams, rendering its finished blocks as Markdown takes at most this
+share of the time since it started (paused beyond it): a flood is shown as plain text at
+once and formatted when it ends, instead of slowing the stream down."""
+
+LIVE_APPEND_CHARS = 16_384
+"""At most this much streamed text is appended to the tail at a time (~5 ms of layout)."""
+
 LIVE_APPEND_MS = 100
 """Streamed text is shown at once, then at most this often (coalesced in between): each
 append re-lays out the tail and resizes the card, and a flood must not repaint per flush."""
@@ -244,8 +252,13 @@ class AssistantCard(CardFrame):
         self.turn: Turn | None = None
         self._source: list[str] = []
         self._source_text: str | None = ""
-        self._unshown: list[str] = []  # received, not yet appended to the tail
         self._rendered_upto = 0  # source offset rendered into ``_rendered``
+        # The tail shows the source from ``_tail_from`` to ``_shown`` (what arrived after
+        # that waits for the append timer).
+        self._tail_from = 0
+        self._shown = 0
+        self._live_started: float | None = None  # the first delta's arrival
+        self._live_spent = 0.0  # seconds spent rendering while streaming
         self._reasoning: list[str] = []
         self._channels: list[str] = []
         self._jobs: deque[Iterator[None]] = deque()
@@ -337,24 +350,29 @@ class AssistantCard(CardFrame):
         """Append a (coalesced) delta of answer text."""
         if not text:
             return
+        if self._live_started is None:
+            self._live_started = time.perf_counter()
         self._source.append(text)
         self._source_text = None
-        self._unshown.append(text)
         if not self._append_timer.isActive():
-            self._show_unshown()
+            self._show_more()
             self._append_timer.start()  # what arrives until it fires is shown in one go
         if self.turn is None and not self._live_timer.isActive():
             self._live_timer.start()
 
     def _on_append_timer_timeout(self) -> None:
-        if self._unshown:
-            self._show_unshown()
+        if self._shown < len(self.text()):
+            self._show_more()
             self._append_timer.start()
 
-    def _show_unshown(self) -> None:
-        if self._unshown:
-            self._tail_appender.append("".join(self._unshown))
-            self._unshown = []
+    def _show_more(self) -> None:
+        """Append what arrived since the last append to the tail, at most
+        :data:`LIVE_APPEND_CHARS` (a flood is shown at a bounded pace, and whole at the end)."""
+        text = self.text()
+        end = min(len(text), self._shown + LIVE_APPEND_CHARS)
+        if end > self._shown:
+            self._tail_appender.append(text[self._shown : end])
+            self._shown = end
 
     def append_reasoning(self, text: str, channel: str) -> None:
         """Append reasoning text that arrived in ``channel`` (shown collapsed)."""
@@ -399,7 +417,9 @@ class AssistantCard(CardFrame):
         self.turn = turn
         self._live_timer.stop()
         self._append_timer.stop()
-        self._show_unshown()
+        if self._pump_timer.isActive():  # a live render paused for the budget: go on now
+            self._pump_timer.start(0)
+        # (what the tail has not shown yet is shown by the final rendering, below)
         if turn.text != self.text():
             self._restart_with(turn.text)
         if turn.reasoning and turn.reasoning != self.reasoning():
@@ -433,8 +453,7 @@ class AssistantCard(CardFrame):
         self._cursor = QTextCursor(self._rendered.document())
         self._writer.codes.clear()
         self._rendered.hide()
-        self._rendered_upto = 0
-        self._unshown = []
+        self._rendered_upto = self._tail_from = self._shown = 0
         self._tail_appender.clear()
 
     def _show_outcome(self, turn: Turn) -> None:
@@ -465,14 +484,24 @@ class AssistantCard(CardFrame):
 
     # -- rendering ----------------------------------------------------------------------
 
+    def _live_over_budget(self) -> bool:
+        if self._live_started is None:
+            return False
+        elapsed = time.perf_counter() - self._live_started
+        return self._live_spent > LIVE_RENDER_SHARE * elapsed
+
     def _on_live_timer_timeout(self) -> None:
-        if self.turn is None and not self._jobs:
-            self._enqueue_render(final=False)
+        if self.turn is not None or self._jobs:
+            return
+        if self._live_over_budget():
+            self._live_timer.start()  # a flood: look again later
+            return
+        self._enqueue_render(final=False)
 
     def _enqueue_render(self, *, final: bool) -> None:
         self._jobs.append(self._render_job(final))
         if not self._pump_timer.isActive():
-            self._pump_timer.start()  # next loop turn: the end of a turn does enough already
+            self._pump_timer.start(0)  # next loop turn: the end of a turn does enough already
 
     def _render_job(self, final: bool) -> Iterator[None]:
         """Render the finished blocks of the tail (all of it when ``final``), then show
@@ -486,12 +515,16 @@ class AssistantCard(CardFrame):
         for segment in segments:
             yield from self._writer.write(self._cursor, segment)
             yield
+        if used:
+            # Drop what was just rendered from the head of the tail (cheap, unlike
+            # appending the rest again); what was not shown yet need not be.
+            upto = self._rendered_upto
+            self._tail_appender.remove_prefix(min(upto, self._shown) - self._tail_from)
+            self._tail_from = min(upto, self._shown)
+            if upto > self._shown:
+                self._tail_from = self._shown = upto
         if used or final:
-            self._tail_appender.clear()
-            self._unshown = []  # the rest below includes it
-            rest = self.text()[self._rendered_upto :]
-            self._tail_appender.append(rest)
-            self._tail.setVisible(bool(rest))
+            self._tail.setVisible(not self._tail.document().isEmpty())
         if final:
             self._rendered.setVisible(not self._rendered.document().isEmpty())
             self.rendered.emit()
@@ -508,8 +541,12 @@ class AssistantCard(CardFrame):
                 break
         elapsed = (time.perf_counter() - start) * 1000
         self.last_render_max_slice_ms = max(self.last_render_max_slice_ms, elapsed)
+        streaming = self.turn is None
+        if streaming:
+            self._live_spent += elapsed / 1000
         if self._jobs:
-            self._pump_timer.start()
+            paused = streaming and self._live_over_budget()
+            self._pump_timer.start(LIVE_RENDER_MS if paused else 0)
 
     # -- reasoning and tools ------------------------------------------------------------
 

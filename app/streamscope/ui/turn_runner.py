@@ -21,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -40,11 +41,14 @@ if TYPE_CHECKING:
     from streamscope.core.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
     from streamscope.core.dialects.base import RequestSpec
     from streamscope.core.pipeline import PipelineUpdate
+    from streamscope.core.worker import StreamWorker
+
+_log = logging.getLogger("streamscope")
 
 MAX_INTERVAL_MS = 250
 """The longest a slow flush can stretch the interval to."""
 
-MAX_BATCH_FRAMES = 512
+MAX_BATCH_FRAMES = 4096
 """A batch is sealed once it holds this many frames (at a read boundary) and a new one is
 started; the timer emits sealed batches a few at a time. So the work a flush causes in
 the views is bounded however fast the stream is, and the loop can paint between batches."""
@@ -100,6 +104,14 @@ class _Collector:
         runner._encoder.progressed(update, t)
         runner._after_progress()
 
+    def batch(self, progress: Progress) -> None:
+        runner = self.runner
+        runner._encoder.absorb(progress)
+        runner._bytes += sum(len(data) for data, _t in progress.reads)
+        if progress.reads:
+            runner._last_t = progress.reads[-1][1]
+        runner._after_progress()
+
     def ended(self, end: StreamEnd) -> None:
         pass
 
@@ -120,9 +132,14 @@ class TurnRunner(QObject):
         client: StreamClient | None = None,
         parent: QObject | None = None,
         max_flush_hz: float = 60.0,
+        *,
+        worker: StreamWorker | None = None,
     ) -> None:
+        """``worker``: run live turns in that stream worker process (replays run here);
+        without one, or if it cannot start, ``client`` runs them on this thread."""
         super().__init__(parent)
         self._client = client
+        self._worker = worker
         self.min_interval_ms = max(1, int(1000 / max_flush_hz))
         self.flushes = 0
         self._task: asyncio.Task[Turn] | None = None
@@ -140,7 +157,24 @@ class TurnRunner(QObject):
         self.last_turn: Turn | None = None
         # Once the event loop runs (the window has painted), load the HTTP stack's lazy
         # parts in the background, so the first send does not import them on the UI thread.
-        QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, warm_up_network))
+        QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, self._warm_up))
+
+    def _warm_up(self) -> None:
+        warm_up_network(http=self._worker is None)
+        if self._worker is None:
+            return
+        # The first send should not wait for the worker process to start and import.
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # Qt runs without an asyncio loop: the first send starts it
+            return
+        self._warming = loop.create_task(self._worker.start())
+        self._warming.add_done_callback(_consume_result)
+
+    @property
+    def worker(self) -> StreamWorker | None:
+        """The stream worker live turns run in (``None``: they run on this thread)."""
+        return self._worker
 
     @property
     def client(self) -> StreamClient:
@@ -152,9 +186,11 @@ class TurnRunner(QObject):
         return self._client
 
     async def aclose(self) -> None:
-        """Close the HTTP client if one was made."""
+        """Close the HTTP client if one was made, and stop the worker process."""
         if self._client is not None:
             await self._client.aclose()
+        if self._worker is not None:
+            await self._worker.aclose()
 
     @property
     def running(self) -> bool:
@@ -171,15 +207,34 @@ class TurnRunner(QObject):
     ) -> asyncio.Task[Turn]:
         """Start a turn (the previous one must have finished). ``observers`` see the turn
         too (a capture recorder, say), before the runner's own collector."""
-        from streamscope.core.client import StreamTimeouts, TLSOptions
+        from streamscope.core.net_options import StreamTimeouts, TLSOptions
 
         timeouts = timeouts if timeouts is not None else StreamTimeouts()
         tls = tls if tls is not None else TLSOptions()
         observer = self._prepare(dialect, observers)
-        return self._own(
-            self.client.run_turn(
-                spec, dialect=dialect, timeouts=timeouts, tls=tls, observer=observer
-            )
+        return self._own(self._run(spec, dialect, timeouts, tls, observer))
+
+    async def _run(
+        self,
+        spec: RequestSpec,
+        dialect: str,
+        timeouts: StreamTimeouts,
+        tls: TLSOptions,
+        observer: TurnObserver,
+    ) -> Turn:
+        worker = self._worker
+        if worker is not None:
+            from streamscope.core.worker import WorkerUnavailable
+
+            try:
+                return await worker.run_turn(
+                    spec, dialect=dialect, timeouts=timeouts, tls=tls, observer=observer
+                )
+            except WorkerUnavailable as exc:
+                _log.warning("%s; streaming in the window's process instead", exc)
+                self._worker = None
+        return await self.client.run_turn(
+            spec, dialect=dialect, timeouts=timeouts, tls=tls, observer=observer
         )
 
     def start_replay(
@@ -307,32 +362,33 @@ class TurnRunner(QObject):
 
 WARM_UP_DELAY_MS = 250
 
-_FIRST_SEND_MODULES = (
-    *("httpcore", "h11", "sniffio", "certifi", "truststore"),  # the HTTP stack
+_HTTP_MODULES = (
+    *("httpx", "httpcore", "h11", "sniffio", "certifi", "truststore"),  # the HTTP stack
     *("anyio._backends._asyncio", "anyio.streams.tls", "anyio.to_thread"),  # (anyio is lazy)
-    *("keyring", "streamscope.core.secrets"),  # the API key lookup
+    "streamscope.core.client",
 )
-_warmed = False
+_KEY_MODULES = ("keyring", "streamscope.core.secrets")  # the API key lookup
+_warmed: set[bool] = set()
 
 
-def warm_up_network() -> None:
-    """Import what the first send would import on the UI thread (the HTTP stack's lazy
-    parts, the keyring: ~60 ms) in a background thread, once. Imports only: no Qt, no
-    sockets, no keyring access."""
-    global _warmed
-    if _warmed:
+def warm_up_network(*, http: bool = True) -> None:
+    """Import what the first send would import on the UI thread (the keyring and, unless
+    the stream worker reads the stream, the HTTP stack: ~60 ms) in a background thread,
+    once. Imports only: no Qt, no sockets, no keyring access."""
+    if http in _warmed:
         return
-    _warmed = True
+    _warmed.add(http)
+    names = (*_KEY_MODULES, *_HTTP_MODULES) if http else _KEY_MODULES
 
     def load() -> None:
-        for name in _FIRST_SEND_MODULES:
+        for name in names:
             with contextlib.suppress(ImportError):
                 importlib.import_module(name)
 
     threading.Thread(target=load, name="network-warm-up", daemon=True).start()
 
 
-def _consume_result(task: asyncio.Task[Turn]) -> None:
+def _consume_result(task: asyncio.Task[Any]) -> None:
     """Retrieve the task's exception so asyncio never logs 'exception was never retrieved'."""
     if not task.cancelled():
         task.exception()
