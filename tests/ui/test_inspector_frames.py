@@ -163,11 +163,11 @@ def test_panel_inserts_once_per_batch_through_the_proxy(qtbot: QtBot) -> None:
     qtbot.addWidget(panel)
     panel.begin_turn(T0, "openai")
     signals: list[int] = []
-    panel.proxy.rowsInserted.connect(lambda *_: signals.append(1))
+    panel.view.model().rowsInserted.connect(lambda *_: signals.append(1))
     batches, _turn = stream("openai", [chat(f"{i}") for i in range(120)], per_batch=12)
     for batch in batches:
         panel.add_progress(batch)
-    assert panel.proxy.rowCount() == 120
+    assert panel.shown_rows() == 120
     assert len(signals) == sum(1 for b in batches if len(b.rows)) == 10
     assert panel.count_label.text().startswith("120 frames")
 
@@ -410,19 +410,48 @@ def test_filter_box_filters_by_event_and_text(qtbot: QtBot) -> None:
     panel.begin_turn(T0, "anthropic")
     for batch in stream("anthropic", [ANTHROPIC], per_batch=1)[0]:
         panel.add_progress(batch)
-    assert panel.proxy.rowCount() == 7
+    assert panel.shown_rows() == 7
     panel.filter_edit.setText("content_block_delta")
     panel.apply_filter()
-    assert panel.proxy.rowCount() == 2
+    assert panel.shown_rows() == 2
     panel.filter_edit.setText("HELLO")  # case-insensitive, on the summary text
     panel.apply_filter()
-    assert panel.proxy.rowCount() == 1
+    assert panel.shown_rows() == 1
     assert panel.count_label.text().startswith("1 of 7 frames")
     panel.filter_edit.setText("keep-alive")  # the kind name matches too (ping)
-    qtbot.waitUntil(lambda: panel.proxy.rowCount() == 1)  # debounced
+    qtbot.waitUntil(lambda: panel.shown_rows() == 1)  # debounced
     panel.filter_edit.clear()
     panel.apply_filter()
-    assert panel.proxy.rowCount() == 7
+    assert panel.shown_rows() == 7
+
+
+def test_the_filter_proxy_is_attached_only_while_filtering_and_selection_survives(
+    qtbot: QtBot,
+) -> None:
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.begin_turn(T0, "anthropic")
+    for batch in stream("anthropic", [ANTHROPIC], per_batch=1)[0]:
+        panel.add_progress(batch)
+    assert not panel.filtering and panel.proxy.sourceModel() is None  # no per-row check
+    target = next(r for r in range(7) if panel.model.event_and_summary(r)[0] == "ping")
+    panel.select_row(target)
+    panel.filter_edit.setText("ping")
+    panel.apply_filter()
+    assert panel.filtering and panel.shown_rows() == 1
+    assert panel.selected_row() == target  # kept across the switch
+    panel.select_row(target)
+    seen: list[int] = []
+    panel.frameSelected.connect(seen.append)
+    panel.view.selectRow(0)
+    panel.select_row(0 if target else 1)  # hidden by the filter: not selectable
+    assert panel.selected_row() == target
+    panel.filter_edit.clear()
+    panel.apply_filter()
+    assert not panel.filtering and panel.proxy.sourceModel() is None
+    assert panel.selected_row() == target and panel.shown_rows() == 7
+    panel.select_row(6)
+    assert seen[-1] == 6  # selection signals are connected to the new view model
 
 
 # -- the detail pane -----------------------------------------------------------------------

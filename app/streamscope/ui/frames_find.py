@@ -93,7 +93,7 @@ class _MatchDelegate(QStyledItemDelegate):
         option: QStyleOptionViewItem,
         index: QModelIndex | QPersistentModelIndex,
     ) -> None:
-        if self.rows and self.panel.proxy.mapToSource(index).row() in self.rows:
+        if self.rows and self.panel.source_row(index) in self.rows:
             painter.fillRect(option.rect, _HIGHLIGHT)
         self.inner.paint(painter, option, index)
 
@@ -215,7 +215,7 @@ class FramesFindBar(QWidget):
             before = [i for i, r in enumerate(self.rows) if selected is not None and r < selected]
             self.current = before[-1] if before else len(self.rows) - 1
         row = self.rows[self.current]
-        if not self.panel.proxy.mapFromSource(self.model.index(row, 0)).isValid():
+        if not self.panel.view_index(row).isValid():
             self.panel.filter_edit.clear()
             self.panel.apply_filter()
         self.panel.select_row(row)

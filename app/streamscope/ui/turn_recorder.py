@@ -6,8 +6,9 @@ The runner's core observer is internal, so :class:`SessionTurnsRecorder` assembl
 with its time) and ``turnFinished`` (how it ended) — redacted exactly as
 :class:`~streamscope.core.capture.CaptureRecorder` does. When the owner of the turn kept
 a core capture of it (``capture()``, e.g. the controller's ``last_capture``), that one is
-used instead: it has the exact end of the stream. The session keeps the last
-:data:`MAX_TURNS` turns (for Compare, Copy as curl, Edit and resend).
+used instead (and no reads are copied here): it has the exact end of the stream. The
+session keeps the last :data:`MAX_TURNS` turns (for Compare, Copy as curl, Edit and
+resend).
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ class SessionTurnsRecorder(QObject):
     def _on_runner_turn_progressed(self, batch: ProgressBatch) -> None:
         if self._capture is None or self._start is None or self._start.recorded is not None:
             return
+        if self._recorded_capture is not None:
+            return  # the owner keeps a capture of the turn: no second copy of its bytes
         t0 = self._start.t0
         for data, t in batch.reads:
             self._capture.reads.append(t - t0, scrub(data, self._secrets))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelection, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -59,8 +59,9 @@ class FramesPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = FramesModel(self)
+        # The filter proxy is attached only while a filter is set: attached, it runs a
+        # Python check on every inserted row (half the cost of a firehose's rows).
         self.proxy = FramesFilterProxy(self)
-        self.proxy.setSourceModel(self.model)
         self.dialect = "auto"
         self.content_type: str | None = None
         self._sniffed: list[SSEEvent] = []
@@ -92,7 +93,7 @@ class FramesPanel(QWidget):
         self.filter_edit.textChanged.connect(self._on_filter_edit_textChanged)
 
         self.view = QTableView(self)
-        self.view.setModel(self.proxy)
+        self.view.setModel(self.model)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.setWordWrap(False)
@@ -113,7 +114,7 @@ class FramesPanel(QWidget):
         for col, chars in widths.items():
             hheader.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             hheader.resizeSection(col, digit * chars + 12)
-        self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
+        self._connect_selection()
 
         self.detail = FrameDetail(self)
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
@@ -213,23 +214,56 @@ class FramesPanel(QWidget):
     def apply_filter(self) -> None:
         """Apply the filter box now (normally debounced)."""
         self._filter_timer.stop()
+        selected = self.selected_row()
         self.proxy.set_needle(self.filter_edit.text())
+        filtering = bool(self.proxy.needle)
+        if filtering != self.filtering:
+            if filtering:
+                self.proxy.setSourceModel(self.model)
+                self.view.setModel(self.proxy)
+            else:
+                self.view.setModel(self.model)
+                self.proxy.setSourceModel(None)  # type: ignore[arg-type]
+            self._connect_selection()
+            if selected is not None:
+                self.select_row(selected)
         self._update_count()
+
+    @property
+    def filtering(self) -> bool:
+        """Whether the table shows the filtered rows (through the proxy)."""
+        return self.view.model() is self.proxy
+
+    def shown_rows(self) -> int:
+        """How many rows the table shows (all, or those passing the filter)."""
+        return self.view.model().rowCount()
+
+    def source_row(self, index: QModelIndex | QPersistentModelIndex) -> int:
+        """The frame (model row) at a view index."""
+        return self.proxy.mapToSource(index).row() if self.filtering else index.row()
+
+    def view_index(self, row: int) -> QModelIndex:
+        """The view's index of frame ``row`` (invalid if the filter hides it)."""
+        index = self.model.index(row, 0)
+        return self.proxy.mapFromSource(index) if self.filtering else index
+
+    def _connect_selection(self) -> None:
+        self.view.selectionModel().selectionChanged.connect(self._on_selection_changed)
 
     def _update_count(self) -> None:
         total = self.model.rowCount()
-        shown = self.proxy.rowCount()
+        shown = self.shown_rows()
         head = f"{total:,} frames" if shown == total else f"{shown:,} of {total:,} frames"
         self.count_label.setText(f"{head} · {_size(self._total_bytes)}")
 
     def selected_row(self) -> int | None:
         """The selected source row, if any."""
         rows = self.view.selectionModel().selectedRows()
-        return self.proxy.mapToSource(rows[0]).row() if rows else None
+        return self.source_row(rows[0]) if rows else None
 
     def select_row(self, row: int) -> None:
         """Select source row ``row`` (if it passes the filter) and show it."""
-        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        index = self.view_index(row)
         if index.isValid():
             self.view.selectRow(index.row())
             self.view.scrollTo(index)

@@ -8,6 +8,7 @@ time (the largest gap of each pixel column wins, so a stall is never averaged aw
 from __future__ import annotations
 
 import math
+import operator
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
@@ -101,15 +102,14 @@ class GapSeries:
         self.last = t0
 
     def extend(self, times: Iterable[float]) -> None:
-        last = self.last
+        times = list(times)
+        if not times:
+            return
         gaps = self.gaps
         start = len(gaps)
-        for t in times:
-            gaps.append(0.0 if last is None else max(0.0, t - last))
-            last = t
-        self.last = last
-        if len(gaps) == start:
-            return
+        previous = [times[0] if self.last is None else self.last, *times[:-1]]
+        gaps.extend([d if d > 0.0 else 0.0 for d in map(operator.sub, times, previous)])
+        self.last = times[-1]
         self.total += sum(gaps[start:])
         block = self.BLOCK
         first = start // block
