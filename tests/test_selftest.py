@@ -50,7 +50,7 @@ def test_self_test_passes_offscreen_and_leaves_the_profile_alone(tmp_path: Path)
     lines = result.stdout.splitlines()
     assert len(lines) == 1
     assert re.match(r"self-test ok: \d+ modules, window \(offscreen\), \d+ font families", lines[0])
-    assert "font families, demo turn completed (" in lines[0]
+    assert "font families, demo turn completed in the stream worker process (" in lines[0]
     assert list(tmp_path.iterdir()) == []  # it used a temporary profile, not STREAMSCOPE_HOME
 
 

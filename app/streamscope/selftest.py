@@ -46,6 +46,7 @@ class Report:
     families: int
     chars: int
     seconds: float
+    where: str
 
 
 def has_display(environ: os._Environ[str] | dict[str, str] = os.environ) -> bool:
@@ -90,7 +91,8 @@ def run() -> int:
     _emit(
         f"self-test ok: {report.modules} modules, window ({report.platform}), "
         f"{report.families} font families, "
-        f"demo turn completed ({report.chars} chars, {report.seconds:.1f} s); "
+        f"demo turn completed in the {report.where} ({report.chars} chars, "
+        f"{report.seconds:.1f} s); "
         "profile: a temporary folder, now removed"
     )
     return 0
@@ -191,6 +193,10 @@ def _checks_with_qt() -> Report:
         started = time.monotonic()
         turn = loop.run_until_complete(asyncio.wait_for(_one_turn(window), TIMEOUT))
         seconds = time.monotonic() - started
+        worker = window.controller.runner.worker
+        where = "stream worker process" if worker is not None and worker.running else "window"
+        if os.name == "posix" and where != "stream worker process":
+            raise SelfTestError("the stream worker process did not run the demo turn")
     except TimeoutError:
         raise SelfTestError(f"the demo turn did not finish within {TIMEOUT:.0f} s") from None
     finally:
@@ -209,7 +215,7 @@ def _checks_with_qt() -> Report:
             f"the demo turn's text differs from the scenario's ({len(turn.text)} chars, "
             f"expected {len(expected)})"
         )
-    return Report(modules, app.platformName(), families, len(turn.text), seconds)
+    return Report(modules, app.platformName(), families, len(turn.text), seconds, where)
 
 
 async def _one_turn(window: MainWindow) -> Turn:
