@@ -365,3 +365,21 @@ def test_a_live_http_error_keeps_its_body_with_an_echoed_key_masked(
     assert key.encode() not in buffer.getvalue()
     replayed = asyncio.run(replay_capture(read_capture(io.BytesIO(buffer.getvalue()))))
     assert replayed.outcome is Outcome.ERROR and "401" in replayed.reason
+
+
+def test_a_background_read_lets_other_threads_run_and_reads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(A window's event loop waits for the interpreter lock while a capture is read.)"""
+    import streamscope.core.capture_format as fmt
+
+    reads = ReadLog([(0.001 * i, f"data: {i}\n\n".encode()) for i in range(1000)])
+    capture = Capture("openai", None, None, reads, CaptureEnd("eof", elapsed=1.0))
+    path = tmp_path / "many.sscap"
+    write_capture(path, capture)
+    sleeps: list[float] = []
+    monkeypatch.setattr(fmt.time, "sleep", sleeps.append)
+    assert read_capture(path).reads == reads and sleeps == []
+    again = read_capture(path, background=True)
+    assert again.reads == reads
+    assert len(sleeps) >= 1000 // fmt.YIELD_EVERY_LINES and set(sleeps) == {0}

@@ -146,12 +146,13 @@ def write_repro_bundle(
     return zip_path
 
 
-def read_repro_bundle(zip_path: Path | str | IO[bytes]) -> Capture:
+def read_repro_bundle(zip_path: Path | str | IO[bytes], *, background: bool = False) -> Capture:
     """The capture inside a bundle (replay it with
-    :func:`~streamscope.core.capture.replay_capture`)."""
+    :func:`~streamscope.core.capture.replay_capture`); ``background`` as for
+    :func:`~streamscope.core.capture_format.read_capture`."""
     try:
         with zipfile.ZipFile(zip_path) as zf, zf.open(CAPTURE_MEMBER) as fp:
-            return read_capture(fp)
+            return read_capture(fp, background=background)
     except KeyError:
         raise ValueError(f"{zip_path}: not a repro bundle (no {CAPTURE_MEMBER})") from None
     except zipfile.BadZipFile as exc:

@@ -533,7 +533,9 @@ class MainWindow(QMainWindow):
         def load() -> Capture:
             with path.open("rb") as f:
                 head = f.read(64)
-            return read_repro_bundle(path) if is_bundle(head) else read_capture(path)
+            if is_bundle(head):
+                return read_repro_bundle(path, background=True)
+            return read_capture(path, background=True)
 
         async def open_and_replay() -> None:
             self.status.show_message(f"Opening {path.name}…")

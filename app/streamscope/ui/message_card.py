@@ -42,7 +42,7 @@ from streamscope.ui.markdown import (
     warm_up_highlighting,
 )
 
-SLICE_MS = 5.0
+SLICE_MS = 3.0
 """Rendering work done per event-loop turn before yielding (milliseconds)."""
 
 LIVE_RENDER_MS = 300
