@@ -122,10 +122,15 @@ def test_cut_mid_frame_is_truncated_with_partial_text(raw_server: RawServer) -> 
         w.transport.abort()  # reset mid-chunk: no terminating 0-chunk
 
     raw_server.handler = handler
-    turn = run_turn(raw_server)
+    rec = Recorder()
+    turn = run_turn(raw_server, observer=rec)
     assert turn.outcome is Outcome.TRUNCATED
     assert turn.text == "partial "
     assert "[DONE]" in turn.reason
+    # observers see every received byte as frames, the unterminated last one included
+    frames = [pf.frame for u in rec.updates for pf in u.frames]
+    assert b"".join(f.raw for f in frames) == b"".join(rec.reads)
+    assert frames[-1].raw == delta("answer")[:25] and not frames[-1].complete
 
 
 def test_finish_reason_without_done_is_truncated(raw_server: RawServer) -> None:

@@ -105,6 +105,15 @@ def test_demo_cut_is_truncated_and_keeps_partial_text(
     turn = send(window, aloop, "demo-cut")
     assert turn.outcome is Outcome.TRUNCATED
     assert turn.text
+    # the bytes of the frame the connection died in are shown, marked incomplete
+    from streamscope.core.progress import FLAG_INCOMPLETE
+
+    model = window.inspector.frames_model
+    last = model.rowCount() - 1
+    assert model.frame_flags[last] & FLAG_INCOMPLETE
+    assert model.frame_bytes(last).startswith(b"data: ") and not model.frame_bytes(last).endswith(
+        b"\n\n"
+    )
     card = window.controller.answer_cards[-1]
     wait_rendered(aloop, window)
     assert turn.text.strip()[:20] in card.text()

@@ -316,6 +316,9 @@ async def replay_capture(
         detail=end.detail,
         timeout=end.timeout,
     )
+    tail = pipeline.end_input(stream_end, t_end)
+    if tail.frames or tail.events:  # (as the client does)
+        obs.progressed(tail, t_end)
     turn = pipeline.close(stream_end, t_end)
     if (
         own_dialect

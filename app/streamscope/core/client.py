@@ -133,6 +133,9 @@ class StreamClient:
         now = self._clock()
         if end.elapsed is None:
             end = replace(end, elapsed=now - run.t0)
+        tail = pipeline.end_input(end, now)
+        if tail.frames or tail.events:  # an unterminated last frame, end-of-body events
+            obs.progressed(tail, now)
         obs.ended(end)
         turn = pipeline.close(end, now)
         obs.finished(turn)

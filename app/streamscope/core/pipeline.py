@@ -188,6 +188,12 @@ class StreamPipeline:
         update.protocol_error = self._protocol_error
         return update
 
+    def end_input(self, end: StreamEnd, t: float) -> PipelineUpdate:
+        """The input ended as ``end`` says: :meth:`flush` accordingly and return what that
+        produced (the unterminated tail frame, end-of-body events) for the observers;
+        :meth:`close` then decides the outcome."""
+        return self.flush(t, clean=end.kind in _CLEAN_ENDS)
+
     def close(self, end: StreamEnd, t: float) -> Turn:
         """Finish the turn: flush the input, then decide the outcome from ``end``."""
         self.flush(t, clean=end.kind in _CLEAN_ENDS)
