@@ -203,3 +203,42 @@ def test_the_worker_stops_when_its_parent_closes_it() -> None:
     assert pid is not None
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+ORPHAN = r"""
+import asyncio, os, sys
+from streamscope.core.worker import StreamWorker
+
+async def main():
+    worker = StreamWorker()
+    await worker.start()
+    print(worker.pid, flush=True)
+    os._exit(0)  # the window's process dies without closing anything
+
+asyncio.run(main())
+"""
+
+
+def test_the_worker_exits_when_the_window_process_dies() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", ORPHAN], capture_output=True, text=True, timeout=30
+    )
+    assert proc.returncode == 0, proc.stderr
+    pid = int(proc.stdout.strip())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return  # gone (reaped by init: it was its own session's leader)
+        try:  # a zombie still answers kill(0): look at its state
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ")[-1].startswith("Z"):
+                    return
+        except FileNotFoundError:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the stream worker {pid} outlived its parent")
