@@ -25,7 +25,7 @@ from streamscope.ui.inspector.frames_model import (
     FLAG_INCOMPLETE,
     FLAG_INVALID_UTF8,
     FrameKind,
-    FramesFilterProxy,
+    FramesFilterModel,
     FramesModel,
     KindRole,
 )
@@ -73,19 +73,44 @@ def test_model_passes_qtmodeltester_while_batches_arrive(qtmodeltester: ModelTes
     assert model.rowCount() == 0
 
 
-def test_filter_proxy_passes_qtmodeltester(qtmodeltester: ModelTester) -> None:
+def test_filter_model_passes_qtmodeltester(qtmodeltester: ModelTester, qtbot: QtBot) -> None:
     model = FramesModel()
-    proxy = FramesFilterProxy()
-    proxy.setSourceModel(model)
+    proxy = FramesFilterModel(model)
     proxy.set_needle("content")
     qtmodeltester.check(proxy, force_py=True)  # type: ignore[no-untyped-call]
     reads = [b": ping\n\n", *(chat(f"w{i}") for i in range(20)), b"data: [DONE]\n\n"]
     for batch in stream("openai", reads, per_batch=3)[0]:
         model.append_reads(batch.reads)
         model.append_rows(batch.rows)
+    qtbot.waitUntil(lambda: not proxy.scanning)  # frames that arrive are checked too
     assert proxy.rowCount() == 20
+    assert model.data(proxy.mapToSource(proxy.index(0, COL_SUMMARY))) == 'delta.content "w0"'
+    assert proxy.mapFromSource(model.index(0, 0)).isValid() is False  # the ping
+    assert proxy.mapFromSource(model.index(1, 0)).row() == 0
     proxy.set_needle("")
+    qtbot.waitUntil(lambda: not proxy.scanning)
     assert proxy.rowCount() == 22
+    model.clear(T0)
+    assert proxy.rowCount() == 0
+
+
+def test_a_million_frames_are_filtered_a_slice_at_a_time(qtbot: QtBot) -> None:
+    """(Checking a frame means summarizing its bytes: all of them at once would freeze the
+    window for seconds.)"""
+    batches = _synthetic_batches(100_000, 10)
+    model = FramesModel()
+    for batch in batches:
+        model.append_reads(batch.reads)
+        model.append_rows(batch.rows)
+    proxy = FramesFilterModel(model)
+    proxy.set_needle("tok")
+    slices = 0
+    while proxy.scanning:
+        proxy.scan()
+        slices += 1
+    assert proxy.rowCount() == 100_000
+    assert slices > 5  # many bounded slices, not one long pass
+    assert proxy.progress() == 1.0
 
 
 def test_qt_model_tester_reports_nothing(qtmodeltester: ModelTester, qtlog: object) -> None:
@@ -425,7 +450,7 @@ def test_filter_box_filters_by_event_and_text(qtbot: QtBot) -> None:
     assert panel.shown_rows() == 7
 
 
-def test_the_filter_proxy_is_attached_only_while_filtering_and_selection_survives(
+def test_the_table_shows_the_filter_only_while_filtering_and_selection_survives(
     qtbot: QtBot,
 ) -> None:
     panel = FramesPanel()
@@ -433,7 +458,7 @@ def test_the_filter_proxy_is_attached_only_while_filtering_and_selection_survive
     panel.begin_turn(T0, "anthropic")
     for batch in stream("anthropic", [ANTHROPIC], per_batch=1)[0]:
         panel.add_progress(batch)
-    assert not panel.filtering and panel.proxy.sourceModel() is None  # no per-row check
+    assert not panel.filtering and panel.view.model() is panel.model
     target = next(r for r in range(7) if panel.model.event_and_summary(r)[0] == "ping")
     panel.select_row(target)
     panel.filter_edit.setText("ping")
@@ -448,7 +473,7 @@ def test_the_filter_proxy_is_attached_only_while_filtering_and_selection_survive
     assert panel.selected_row() == target
     panel.filter_edit.clear()
     panel.apply_filter()
-    assert not panel.filtering and panel.proxy.sourceModel() is None
+    assert not panel.filtering and panel.view.model() is panel.model
     assert panel.selected_row() == target and panel.shown_rows() == 7
     panel.select_row(6)
     assert seen[-1] == 6  # selection signals are connected to the new view model

@@ -4,7 +4,7 @@ The main window creates one :class:`InspectorPanel` and forwards the TurnRunner'
 to ``begin_turn``, ``set_response``, ``add_progress`` and ``finish_turn``.
 """
 
-from streamscope.ui.inspector.frames_model import FramesFilterProxy, FramesModel
+from streamscope.ui.inspector.frames_model import FramesFilterModel, FramesModel
 from streamscope.ui.inspector.inspector import InspectorPanel
 
-__all__ = ["FramesFilterProxy", "FramesModel", "InspectorPanel"]
+__all__ = ["FramesFilterModel", "FramesModel", "InspectorPanel"]

@@ -14,6 +14,7 @@ A batch of frames is inserted with one ``beginInsertRows``/``endInsertRows`` pai
 from __future__ import annotations
 
 import bisect
+import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -23,8 +24,9 @@ from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
+    QTimer,
+    Signal,
 )
 from PySide6.QtGui import QColor, QFont
 
@@ -43,7 +45,7 @@ __all__ = [
     "FLAG_INCOMPLETE",
     "FLAG_INVALID_UTF8",
     "FrameKind",
-    "FramesFilterProxy",
+    "FramesFilterModel",
     "FramesModel",
 ]
 
@@ -309,29 +311,136 @@ class FramesModel(QAbstractTableModel):
         return f"{event}\n{summary}\n[{', '.join(notes)}]"
 
 
-class FramesFilterProxy(QSortFilterProxyModel):
-    """Keeps the rows whose event name, summary or kind contains the filter text."""
+class FramesFilterModel(QAbstractTableModel):
+    """The frames whose event name, summary or kind contains the filter text.
 
-    def __init__(self, parent: Any = None) -> None:
+    A frame's summary is computed from its bytes (~7 µs), so checking a million frames takes
+    seconds: the rows are checked a slice of :data:`SLICE_MS` per event-loop turn and the
+    matches appear as they are found (``progressChanged`` after each slice); frames that
+    arrive meanwhile are checked too. Rows are an array of source rows (8 bytes a match)."""
+
+    SLICE_MS = 8.0
+    progressChanged = Signal()
+
+    def __init__(self, source: FramesModel, parent: Any = None) -> None:
         super().__init__(parent)
+        self._source = source
         self._needle = ""
+        self.rows = array("q")
+        self._scanned = 0  # source rows checked so far
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self.scan)
+        source.rowsInserted.connect(self._on_source_rowsInserted)
+        source.modelReset.connect(self._on_source_modelReset)
+
+    def sourceModel(self) -> FramesModel:
+        return self._source
 
     @property
     def needle(self) -> str:
         return self._needle
 
+    @property
+    def scanning(self) -> bool:
+        """Whether some frames are not checked yet."""
+        return self._scanned < self._source.rowCount()
+
+    def progress(self) -> float:
+        """The share of the frames checked so far (1.0 when done)."""
+        total = self._source.rowCount()
+        return self._scanned / total if total else 1.0
+
     def set_needle(self, text: str) -> None:
+        """Filter by ``text`` (case-insensitive; empty: every frame), from the first frame."""
         needle = text.strip().casefold()
         if needle == self._needle:
             return
-        self.beginFilterChange()
+        self.beginResetModel()
         self._needle = needle
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        self.rows = array("q")
+        self._scanned = 0
+        self.endResetModel()
+        self._schedule()
 
-    def filterAcceptsRow(self, source_row: int, source_parent: _Index) -> bool:
+    def _schedule(self) -> None:
+        if self.scanning and not self._timer.isActive():
+            self._timer.start()
+
+    def scan(self) -> None:
+        """Check the next slice of frames (the timer calls this; so may the view, once, to
+        show a small table filtered at once)."""
+        source = self._source
+        total = source.rowCount()
+        start = row = self._scanned
         if not self._needle:
-            return True
-        model = self.sourceModel()
-        if not isinstance(model, FramesModel):
-            return True
-        return self._needle in model.filter_text(source_row).casefold()
+            found = list(range(start, total))
+            row = total
+        else:
+            needle = self._needle
+            filter_text = source.filter_text
+            deadline = time.perf_counter() + self.SLICE_MS / 1000
+            found = []
+            while row < total:
+                if needle in filter_text(row).casefold():
+                    found.append(row)
+                row += 1
+                if not row % 64 and time.perf_counter() > deadline:
+                    break
+        self._scanned = row
+        if found:
+            first = len(self.rows)
+            self.beginInsertRows(QModelIndex(), first, first + len(found) - 1)
+            self.rows.extend(found)
+            self.endInsertRows()
+        if row != start:
+            self.progressChanged.emit()
+        self._schedule()
+
+    def _on_source_rowsInserted(self, _parent: QModelIndex, _first: int, _last: int) -> None:
+        self._schedule()
+
+    def _on_source_modelReset(self) -> None:
+        self._timer.stop()
+        self.beginResetModel()
+        self.rows = array("q")
+        self._scanned = 0
+        self.endResetModel()
+        self.progressChanged.emit()
+
+    # -- mapping ------------------------------------------------------------------------
+
+    def mapToSource(self, index: _Index) -> QModelIndex:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return QModelIndex()
+        return self._source.index(self.rows[index.row()], index.column())
+
+    def mapFromSource(self, index: _Index) -> QModelIndex:
+        """The filtered index of a source index (invalid if it is not shown, or not
+        checked yet)."""
+        if not index.isValid():
+            return QModelIndex()
+        i = bisect.bisect_left(self.rows, index.row())
+        if i < len(self.rows) and self.rows[i] == index.row():
+            return self.index(i, index.column())
+        return QModelIndex()
+
+    # -- Qt model -----------------------------------------------------------------------
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        return self._source.headerData(section, orientation, role)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        source = self._source
+        return source.data(source.index(self.rows[index.row()], index.column()), role)

@@ -29,7 +29,7 @@ from streamscope.ui.inspector.frames_model import (
     FLAG_INCOMPLETE,
     FLAG_INVALID_UTF8,
     FrameKind,
-    FramesFilterProxy,
+    FramesFilterModel,
     FramesModel,
 )
 from streamscope.ui.turn_runner import ProgressBatch
@@ -59,9 +59,10 @@ class FramesPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = FramesModel(self)
-        # The filter proxy is attached only while a filter is set: attached, it runs a
-        # Python check on every inserted row (half the cost of a firehose's rows).
-        self.proxy = FramesFilterProxy(self)
+        # The table shows the model itself, or the filter's matches while a filter is set
+        # (found a slice at a time: a million frames take seconds to check).
+        self.proxy = FramesFilterModel(self.model, self)
+        self.proxy.progressChanged.connect(self._update_count)
         self.dialect = "auto"
         self.content_type: str | None = None
         self._sniffed: list[SSEEvent] = []
@@ -217,16 +218,13 @@ class FramesPanel(QWidget):
         selected = self.selected_row()
         self.proxy.set_needle(self.filter_edit.text())
         filtering = bool(self.proxy.needle)
+        if filtering:
+            self.proxy.scan()  # a first slice now: a small table is filtered at once
         if filtering != self.filtering:
-            if filtering:
-                self.proxy.setSourceModel(self.model)
-                self.view.setModel(self.proxy)
-            else:
-                self.view.setModel(self.model)
-                self.proxy.setSourceModel(None)  # type: ignore[arg-type]
+            self.view.setModel(self.proxy if filtering else self.model)
             self._connect_selection()
-            if selected is not None:
-                self.select_row(selected)
+        if selected is not None:
+            self.select_row(selected)
         self._update_count()
 
     @property
@@ -254,6 +252,8 @@ class FramesPanel(QWidget):
         total = self.model.rowCount()
         shown = self.shown_rows()
         head = f"{total:,} frames" if shown == total else f"{shown:,} of {total:,} frames"
+        if self.filtering and self.proxy.scanning:
+            head += f" (filtering… {self.proxy.progress():.0%})"
         self.count_label.setText(f"{head} · {_size(self._total_bytes)}")
 
     def selected_row(self) -> int | None:
