@@ -2,7 +2,8 @@
 
 An :class:`AssistantCard` shows an answer while it streams and after it ended. Deltas are
 appended as plain text to a *tail* pane (cost per delta independent of the answer's
-length), at once and then coalesced to at most one append per :data:`LIVE_APPEND_MS`. A
+length), on the next event-loop turn and then coalesced to at most one append (of at most
+:data:`LIVE_APPEND_CHARS`) per :data:`LIVE_APPEND_MS`. A
 few times a second, the finished blocks at the head of the tail are rendered as Markdown
 into the *rendered* pane above it and removed from the tail; :meth:`finish` renders the
 rest. Rendering runs in slices of at most :data:`SLICE_MS` across event-loop
@@ -355,15 +356,16 @@ class AssistantCard(CardFrame):
         self._source.append(text)
         self._source_text = None
         if not self._append_timer.isActive():
-            self._show_more()
-            self._append_timer.start()  # what arrives until it fires is shown in one go
+            # Shown on the next loop turn (not inside the batch that brought it: the two
+            # layouts would add up to one stall), then at most every LIVE_APPEND_MS.
+            self._append_timer.start(0)
         if self.turn is None and not self._live_timer.isActive():
             self._live_timer.start()
 
     def _on_append_timer_timeout(self) -> None:
         if self._shown < len(self.text()):
             self._show_more()
-            self._append_timer.start()
+            self._append_timer.start(LIVE_APPEND_MS)  # what arrives meanwhile: in one go
 
     def _show_more(self) -> None:
         """Append what arrived since the last append to the tail, at most
