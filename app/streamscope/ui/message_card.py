@@ -49,6 +49,9 @@ SLICE_MS = 3.0
 LIVE_RENDER_MS = 300
 """How often finished blocks of a streaming answer are rendered as Markdown."""
 
+RENDER_PAINT_MS = 50
+"""While Markdown renders in slices, the card repaints at most this often."""
+
 LIVE_RENDER_SHARE = 0.1
 """While an answer streams, rendering its finished blocks as Markdown takes at most this
 share of the time since it started (paused beyond it): a flood is shown as plain text at
@@ -258,6 +261,7 @@ class AssistantCard(CardFrame):
         # that waits for the append timer).
         self._tail_from = 0
         self._shown = 0
+        self._last_paint = 0.0  # when a render slice last let the card repaint
         self._live_started: float | None = None  # the first delta's arrival
         self._live_spent = 0.0  # seconds spent rendering while streaming
         self._reasoning: list[str] = []
@@ -549,6 +553,16 @@ class AssistantCard(CardFrame):
         if self._jobs:
             paused = streaming and self._live_over_budget()
             self._pump_timer.start(LIVE_RENDER_MS if paused else 0)
+            # Between slices, the card repaints at most every RENDER_PAINT_MS (a repaint of
+            # the growing card costs as much as a slice).
+            now = time.perf_counter()
+            if (now - self._last_paint) * 1000 >= RENDER_PAINT_MS:
+                self._last_paint = now
+                self.setUpdatesEnabled(True)
+            else:
+                self.setUpdatesEnabled(False)
+        elif not self.updatesEnabled():
+            self.setUpdatesEnabled(True)
 
     # -- reasoning and tools ------------------------------------------------------------
 
