@@ -112,3 +112,22 @@ def test_a_batch_pickles_small_without_per_frame_objects() -> None:
     again = pickle.loads(data)
     assert list(again.rows.offsets) == list(batch.rows.offsets)
     assert again.text == batch.text
+
+
+def test_merged_batches_keep_their_detached_bytes_addressable() -> None:
+    pipe = StreamPipeline("openai", keep_frames=True, request_sent=0.0)
+    encoder = ProgressEncoder()
+    first = chat({"content": "a"})
+    second = chat({"content": "bb"})
+    encoder.progressed(pipe.feed(first, 0.1), 0.1)  # (no reads: both frames are detached)
+    a = encoder.take()
+    encoder.progressed(pipe.feed(second, 0.2), 0.2)
+    merged = Progress()
+    merged.merge(a)
+    merged.merge(encoder.take())
+    rows = merged.rows
+    assert list(rows.flags) == [FLAG_DETACHED, FLAG_DETACHED]
+    pieces = [
+        bytes(rows.detached[o : o + n]) for o, n in zip(rows.offsets, rows.lengths, strict=True)
+    ]
+    assert pieces == [first, second]

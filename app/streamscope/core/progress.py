@@ -126,19 +126,21 @@ class FrameRows:
     def __len__(self) -> int:
         return len(self.offsets)
 
+    def offsets_after(self, detached_base: int) -> array[int]:
+        """The offsets, with those of detached rows moved by ``detached_base`` (where this
+        batch's ``detached`` bytes start in a longer buffer)."""
+        if not (detached_base and self.detached):
+            return self.offsets
+        return array(
+            "q",
+            (
+                o + detached_base if f & FLAG_DETACHED else o
+                for o, f in zip(self.offsets, self.flags, strict=True)
+            ),
+        )
+
     def extend(self, other: FrameRows) -> None:
-        base = len(self.detached)
-        if base and other.detached:
-            offsets = array(
-                "q",
-                (
-                    o + base if f & FLAG_DETACHED else o
-                    for o, f in zip(other.offsets, other.flags, strict=True)
-                ),
-            )
-        else:
-            offsets = other.offsets
-        self.offsets.extend(offsets)
+        self.offsets.extend(other.offsets_after(len(self.detached)))
         self.lengths.extend(other.lengths)
         self.times.extend(other.times)
         self.kinds.extend(other.kinds)

@@ -150,19 +150,8 @@ class FramesModel(QAbstractTableModel):
             return
         first = len(self.offsets)
         self.beginInsertRows(QModelIndex(), first, first + n - 1)
-        if rows.detached:
-            base = len(self.side)
-            self.side += rows.detached
-            offsets = array(
-                "q",
-                (
-                    o + base if f & FLAG_DETACHED else o
-                    for o, f in zip(rows.offsets, rows.flags, strict=True)
-                ),
-            )
-        else:
-            offsets = rows.offsets
-        self.offsets.extend(offsets)
+        self.offsets.extend(rows.offsets_after(len(self.side)))
+        self.side += rows.detached
         self.lengths.extend(rows.lengths)
         self.times.extend(rows.times)
         self.kinds.extend(rows.kinds)
