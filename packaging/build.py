@@ -27,9 +27,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-VENV = Path(os.environ.get("STREAMSCOPE_VENV", ROOT / ".venv"))
-BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
-PY = BIN / ("python.exe" if os.name == "nt" else "python")
+sys.path.insert(0, str(ROOT))
+import dev  # noqa: E402  (the task runner: one venv location, one soname -> package table)
+
+VENV, PY = dev.VENV, dev.PY
 DIST = ROOT / "dist"
 WORK = ROOT / "build"
 BUNDLE = DIST / "streamscope"
@@ -40,17 +41,11 @@ PREFIX = "/opt/streamscope"
 BASE_DEPENDS = ("libgl1", "libegl1", "libxcb1", "libfontconfig1", "libxkbcommon0", "libdbus-1-3")
 # Sonames whose package is known when the library is not installed on the build machine.
 KNOWN_PACKAGES = {
+    **dev.HEADLESS_LIBS,
+    **dev.WINDOW_LIBS,
     "libwayland-client.so.0": "libwayland-client0",
     "libwayland-cursor.so.0": "libwayland-cursor0",
     "libwayland-egl.so.1": "libwayland-egl1",
-    "libxcb-cursor.so.0": "libxcb-cursor0",
-    "libxcb-icccm.so.4": "libxcb-icccm4",
-    "libxcb-image.so.0": "libxcb-image0",
-    "libxcb-keysyms.so.1": "libxcb-keysyms1",
-    "libxcb-render-util.so.0": "libxcb-render-util0",
-    "libxcb-shape.so.0": "libxcb-shape0",
-    "libxcb-xkb.so.1": "libxcb-xkb1",
-    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
 }
 
 
