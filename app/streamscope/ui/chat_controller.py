@@ -337,19 +337,20 @@ class ChatController(QObject):
         card = self._card
         at_bottom = self.chat.is_at_bottom()
         if card is not None:
-            if batch.reasoning:
-                card.append_reasoning("".join(batch.reasoning), batch.reasoning_channel or "")
-            if batch.text:
-                self._tokens += len(batch.text)
-                card.append_text("".join(batch.text))
+            text, reasoning = "".join(batch.text), "".join(batch.reasoning)
+            if reasoning:
+                card.append_reasoning(reasoning, batch.reasoning_channel or "")
+            if text:
+                self._tokens += batch.text_deltas
+                card.append_text(text)
             tools_changed = batch.tool_events and self._live_tools.apply(batch)
             if tools_changed:
                 card.set_tool_calls(self._live_tools.states())
             if self._replaying is None:
                 calls = self._live_tools.states() if tools_changed else None
                 self.session.answer_progressed(
-                    "".join(batch.text),
-                    "".join(batch.reasoning),
+                    text,
+                    reasoning,
                     batch.reasoning_channel,
                     [ToolCall(c.id, c.name or "", c.arguments) for c in calls]
                     if calls is not None
