@@ -98,7 +98,7 @@ CAPTURE_SUFFIXES = (".sscap", ".zip")
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["--stream-worker"]:  # the window's stream worker process (internal)
-        from streamscope.core.worker import worker_main
+        from streamscope.core.net.worker import worker_main
 
         return worker_main(given[1:])
     if len(given) == 1 and given[0].lower().endswith(CAPTURE_SUFFIXES):
@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return headless.run(args)
     if args.command == "export":
-        from streamscope.core.export import run_export
+        from streamscope.core.store.export import run_export
 
         return run_export(args)
     if args.command == "demo-server":

@@ -17,16 +17,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from streamscope.core.client import StreamClient, StreamTimeouts, TurnObserver
-from streamscope.core.conversation import Conversation, Message, ToolDefinition
-from streamscope.core.dialects import get_dialect
-from streamscope.core.dialects.base import RequestSpec
-from streamscope.core.events import ReasoningDelta, TextDelta
-from streamscope.core.pipeline import ParsedFrame, PipelineUpdate, StreamPipeline, turn_to_json
-from streamscope.core.turn import Outcome, StreamEnd, Turn
+from streamscope.core.net.client import StreamClient, StreamTimeouts, TurnObserver
+from streamscope.core.turn.assembler import Outcome, StreamEnd, Turn
+from streamscope.core.turn.pipeline import ParsedFrame, PipelineUpdate, StreamPipeline, turn_to_json
+from streamscope.core.wire.conversation import Conversation, Message, ToolDefinition
+from streamscope.core.wire.dialects import get_dialect
+from streamscope.core.wire.dialects.base import RequestSpec
+from streamscope.core.wire.events import ReasoningDelta, TextDelta
 
 if TYPE_CHECKING:
-    from streamscope.core.capture import Capture
+    from streamscope.core.capture.format import Capture
 
 EXIT_CODES = {
     Outcome.COMPLETED: 0,
@@ -215,8 +215,8 @@ def replay_body(body: bytes, dialect: str, *, observer: _Printer | None = None) 
 
 def _read_replay_input(path: str) -> bytes | Capture:
     """A raw body, or the capture in a ``.sscap`` file or repro bundle (by content)."""
-    from streamscope.core.bundle import is_bundle, read_repro_bundle
-    from streamscope.core.capture import is_capture, read_capture
+    from streamscope.core.capture.bundle import is_bundle, read_repro_bundle
+    from streamscope.core.capture.format import is_capture, read_capture
 
     try:
         if path == "-":
@@ -245,7 +245,7 @@ def _replay(args: argparse.Namespace) -> int:
     if isinstance(source, bytes):
         turn = replay_body(source, args.dialect or "auto", observer=printer)
     else:
-        from streamscope.core.capture import replay_capture
+        from streamscope.core.capture.replay import replay_capture
 
         turn = asyncio.run(
             replay_capture(source, observer=printer, dialect=args.dialect, keep_frames=args.raw)

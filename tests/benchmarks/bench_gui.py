@@ -392,7 +392,7 @@ def _qt_app() -> tuple[Any, Any, Any]:
 
 def case_firehose_gui(base_url: str, variant: str, n: int) -> dict[str, Any]:
     _isolate()
-    from streamscope.core.endpoints import Endpoint, EndpointStore
+    from streamscope.core.net.endpoints import Endpoint, EndpointStore
 
     store = EndpointStore()
     ep = Endpoint(
@@ -501,7 +501,7 @@ def case_firehose_sdk(base_url: str, variant: str, n: int) -> dict[str, Any]:
 
 def build_capture(path: str, frames: int) -> dict[str, Any]:
     """A ``frames``-frame OpenAI capture (reads of 32 frames, 1 ms apart)."""
-    from streamscope.core.capture_format import (
+    from streamscope.core.capture.format import (
         Capture,
         CaptureEnd,
         CaptureRequest,

@@ -22,7 +22,7 @@ from httpx_sse._decoders import SSEDecoder as HttpxSSEDecoder
 from httpx_sse._decoders import SSELineDecoder as HttpxSSELineDecoder
 from openai._streaming import SSEDecoder as OpenAISSEDecoder
 
-from streamscope.core.sse import SSEDecoder
+from streamscope.core.wire.sse import SSEDecoder
 
 TARGET_BYTES = 20 * 1024 * 1024
 RUNS = 3

@@ -17,24 +17,20 @@ import pytest
 
 from streamscope import __version__
 from streamscope.cli import main
-from streamscope.core.bundle import read_repro_bundle, write_repro_bundle
-from streamscope.core.capture import (
-    Capture,
-    CaptureRecorder,
-    CaptureStore,
-    MultiObserver,
-    read_capture,
-    replay_capture,
-    write_capture,
-)
-from streamscope.core.client import StreamClient, StreamTimeouts, TurnObserver
-from streamscope.core.conversation import Conversation, Message
-from streamscope.core.curl import parse_curl
-from streamscope.core.dialects import get_dialect
+from streamscope.core.capture.bundle import read_repro_bundle, write_repro_bundle
+from streamscope.core.capture.files import CaptureStore
+from streamscope.core.capture.format import Capture, read_capture, write_capture
+from streamscope.core.capture.recorder import CaptureRecorder
+from streamscope.core.capture.replay import replay_capture
+from streamscope.core.net.client import StreamClient, StreamTimeouts, TurnObserver
+from streamscope.core.net.curl import parse_curl
 from streamscope.core.paths import home
-from streamscope.core.pipeline import turn_to_json
-from streamscope.core.store import Store
-from streamscope.core.turn import Turn
+from streamscope.core.store.database import Store
+from streamscope.core.turn.assembler import Turn
+from streamscope.core.turn.observer import MultiObserver
+from streamscope.core.turn.pipeline import turn_to_json
+from streamscope.core.wire.conversation import Conversation, Message
+from streamscope.core.wire.dialects import get_dialect
 from streamscope.demo.server import DemoServer
 
 KEY = "sk-LEAKCHECK-4242"
@@ -203,7 +199,7 @@ def test_no_file_the_app_writes_contains_the_key(
     bundles = root / "bundles"
     bundles.mkdir(parents=True)
     with Store() as store:
-        captures = CaptureStore(store=store)
+        captures = CaptureStore(index=store)
         conv = store.create_conversation("Leak check", endpoint_name="demo", model="demo")
         for i, (model, dialect) in enumerate(SCENARIOS):
             store.add_user_message(conv, f"Hello there {i}")

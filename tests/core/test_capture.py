@@ -14,30 +14,30 @@ from pathlib import Path
 import orjson
 import pytest
 
-from streamscope.core.capture import (
+from streamscope.core.capture.files import CaptureStore
+from streamscope.core.capture.format import (
     Capture,
     CaptureEnd,
     CaptureError,
-    CaptureRecorder,
     CaptureRequest,
     CaptureResponse,
-    CaptureStore,
-    MultiObserver,
     ReadLog,
     dump_capture,
     is_capture,
     read_capture,
-    replay_capture,
     write_capture,
 )
-from streamscope.core.client import StreamClient, StreamTimeouts, TurnObserver
-from streamscope.core.conversation import Conversation, Message
-from streamscope.core.dialects import get_dialect
-from streamscope.core.dialects.base import RequestSpec
+from streamscope.core.capture.recorder import CaptureRecorder
+from streamscope.core.capture.replay import replay_capture
+from streamscope.core.net.client import StreamClient, StreamTimeouts, TurnObserver
 from streamscope.core.paths import capture_dir
-from streamscope.core.pipeline import PipelineUpdate, StreamPipeline, turn_to_json
-from streamscope.core.store import Store
-from streamscope.core.turn import Outcome, StreamEnd, Turn
+from streamscope.core.store.database import Store
+from streamscope.core.turn.assembler import Outcome, StreamEnd, Turn
+from streamscope.core.turn.observer import MultiObserver
+from streamscope.core.turn.pipeline import PipelineUpdate, StreamPipeline, turn_to_json
+from streamscope.core.wire.conversation import Conversation, Message
+from streamscope.core.wire.dialects import get_dialect
+from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.demo.server import DemoServer
 
 KEY = "sk-CAPTURE-SECRET-77"
@@ -271,7 +271,7 @@ def test_read_log_is_compact_and_iterates_in_order() -> None:
 def test_capture_store_caps_the_total_size_oldest_first(tmp_path: Path) -> None:
     with Store(tmp_path / "s.db") as store:
         conv = store.create_conversation()
-        captures = CaptureStore(cap_bytes=2500, store=store)
+        captures = CaptureStore(cap_bytes=2500, index=store)
         assert captures.directory == capture_dir()
         ids = []
         for i in range(4):
@@ -291,7 +291,7 @@ def test_capture_store_caps_the_total_size_oldest_first(tmp_path: Path) -> None:
         assert [m.turn.capture_id for m in msgs if m.turn] == [None, None, ids[2], ids[3]]
         assert captures.load(ids[3]).reads.body() == b"D" * 700
 
-        tiny = CaptureStore(cap_bytes=10, store=store)
+        tiny = CaptureStore(cap_bytes=10, index=store)
         kept = tiny.save(Capture("openai"))
         assert tiny.exists(kept)  # the newest is never pruned, even over the cap
 
@@ -371,7 +371,7 @@ def test_a_background_read_lets_other_threads_run_and_reads_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """(A window's event loop waits for the interpreter lock while a capture is read.)"""
-    import streamscope.core.capture_format as fmt
+    import streamscope.core.capture.format as fmt
 
     reads = ReadLog([(0.001 * i, f"data: {i}\n\n".encode()) for i in range(1000)])
     capture = Capture("openai", None, None, reads, CaptureEnd("eof", elapsed=1.0))

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from streamscope.core.chat import ChatHistory, ToolResult
-from streamscope.core.turn import Outcome, ToolCallState, Turn
+from streamscope.core.store.history import ChatHistory, ToolResult
+from streamscope.core.turn.assembler import Outcome, ToolCallState, Turn
 
 
 def turn(text: str, outcome: Outcome = Outcome.COMPLETED, **kw: object) -> Turn:

@@ -9,17 +9,17 @@ import time
 
 import pytest
 
-from streamscope.core.client import (
+from streamscope.core.net.client import (
     StreamClient,
     StreamTimeouts,
     TurnObserver,
     classify_content_type,
 )
-from streamscope.core.conversation import Conversation, Message
-from streamscope.core.dialects import get_dialect
-from streamscope.core.dialects.base import RequestSpec
-from streamscope.core.pipeline import PipelineUpdate
-from streamscope.core.turn import Outcome, Turn
+from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.pipeline import PipelineUpdate
+from streamscope.core.wire.conversation import Conversation, Message
+from streamscope.core.wire.dialects import get_dialect
+from streamscope.core.wire.dialects.base import RequestSpec
 from support.rawhttp import RawServer, chunk, head
 
 

@@ -7,9 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from streamscope.core.capture import Capture, CaptureRecorder
-from streamscope.core.client import StreamClient, StreamTimeouts
-from streamscope.core.compare import (
+from streamscope.core.capture.compare import (
     Comparison,
     align_frames,
     compare_turns,
@@ -18,9 +16,12 @@ from streamscope.core.compare import (
     load_side,
     word_diff,
 )
-from streamscope.core.conversation import Conversation, Message
-from streamscope.core.dialects import get_dialect
-from streamscope.core.frames_export import FrameRecord
+from streamscope.core.capture.format import Capture
+from streamscope.core.capture.frames_export import FrameRecord
+from streamscope.core.capture.recorder import CaptureRecorder
+from streamscope.core.net.client import StreamClient, StreamTimeouts
+from streamscope.core.wire.conversation import Conversation, Message
+from streamscope.core.wire.dialects import get_dialect
 from streamscope.demo.server import DemoServer
 
 

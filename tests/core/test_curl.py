@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from streamscope.core.curl import (
+from streamscope.core.net.curl import (
     CurlParseError,
     ParsedRequest,
     parse_curl,

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from streamscope.core.pipeline import StreamPipeline, turn_to_json
-from streamscope.core.turn import StreamEnd
+from streamscope.core.turn.assembler import StreamEnd
+from streamscope.core.turn.pipeline import StreamPipeline, turn_to_json
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in {".sse", ".ndjson"})

@@ -7,8 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from streamscope.core.dialects.openai_chat import OpenAIChatParser, content_only
-from streamscope.core.events import (
+from streamscope.core.wire.dialects.openai_chat import OpenAIChatParser, content_only
+from streamscope.core.wire.events import (
     DialectWarning,
     FinishReason,
     Ignored,
@@ -19,7 +19,7 @@ from streamscope.core.events import (
     TextDelta,
     Usage,
 )
-from streamscope.core.sse import SSEEvent
+from streamscope.core.wire.sse import SSEEvent
 
 
 def _chunk(delta: dict[str, object], finish: str | None = None, **extra: object) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from streamscope.core.dialects import get_dialect
-from streamscope.core.dialects.anthropic import AnthropicParser
-from streamscope.core.dialects.gemini import GeminiParser
-from streamscope.core.dialects.ollama import OllamaParser
-from streamscope.core.dialects.openai_responses import ResponsesParser
-from streamscope.core.events import (
+from streamscope.core.wire.dialects import get_dialect
+from streamscope.core.wire.dialects.anthropic import AnthropicParser
+from streamscope.core.wire.dialects.gemini import GeminiParser
+from streamscope.core.wire.dialects.ollama import OllamaParser
+from streamscope.core.wire.dialects.openai_responses import ResponsesParser
+from streamscope.core.wire.events import (
     DialectWarning,
     FinishReason,
     Ignored,
@@ -19,7 +19,7 @@ from streamscope.core.events import (
     ToolCallDone,
     ToolCallStarted,
 )
-from streamscope.core.sse import SSEEvent
+from streamscope.core.wire.sse import SSEEvent
 
 
 def ev(data: str, event: str = "message") -> SSEEvent:

@@ -13,9 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from streamscope.core import models_api, paths
-from streamscope.core.client import StreamTimeouts, TLSOptions
-from streamscope.core.endpoints import (
+from streamscope.core import paths
+from streamscope.core.net import models_api
+from streamscope.core.net.client import StreamTimeouts, TLSOptions
+from streamscope.core.net.endpoints import (
     DEMO_ID,
     PRESETS,
     Endpoint,
@@ -23,7 +24,7 @@ from streamscope.core.endpoints import (
     EndpointStore,
     new_endpoint,
 )
-from streamscope.core.models_api import ModelListError, models_url, parse_models
+from streamscope.core.net.models_api import ModelListError, models_url, parse_models
 
 
 def test_paths_follow_streamscope_home_at_call_time(
@@ -280,8 +281,9 @@ def test_fetch_models_without_base_url_or_with_html() -> None:
 def test_nothing_is_written_at_import(tmp_path: Path) -> None:
     home = tmp_path / "fresh"
     code = (
-        "import streamscope.core.paths, streamscope.core.endpoints, streamscope.core.secrets, "
-        "streamscope.core.tools"
+        "import streamscope.core.paths, streamscope.core.net.endpoints, "
+        "streamscope.core.net.secrets, "
+        "streamscope.core.wire.tools"
     )
     env = {**os.environ, "STREAMSCOPE_HOME": str(home)}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
@@ -290,7 +292,7 @@ def test_nothing_is_written_at_import(tmp_path: Path) -> None:
 
 
 def test_a_key_in_the_base_url_is_not_saved(tmp_path: Path) -> None:
-    from streamscope.core.endpoints import endpoint_to_dict, strip_url_secrets
+    from streamscope.core.net.endpoints import endpoint_to_dict, strip_url_secrets
 
     url = "https://generativelanguage.googleapis.com/v1beta?key=sk-URLKEY-123&alt=sse"
     assert strip_url_secrets(url) == "https://generativelanguage.googleapis.com/v1beta?alt=sse"

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from streamscope.cli import main
-from streamscope.core.chat import ToolResult
-from streamscope.core.conversation import ToolDefinition
-from streamscope.core.export import conversation_to_json, conversation_to_markdown
-from streamscope.core.store import Store
-from streamscope.core.turn import Outcome, ToolCallState, Turn
+from streamscope.core.store.database import Store
+from streamscope.core.store.export import conversation_to_json, conversation_to_markdown
+from streamscope.core.store.history import ToolResult
+from streamscope.core.turn.assembler import Outcome, ToolCallState, Turn
+from streamscope.core.wire.conversation import ToolDefinition
 
 
 def fill(store: Store) -> int:

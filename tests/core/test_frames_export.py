@@ -7,15 +7,15 @@ from pathlib import Path
 
 import orjson
 
-from streamscope.core.capture import Capture, CaptureEnd, CaptureResponse, ReadLog
-from streamscope.core.frames_export import (
+from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse, ReadLog
+from streamscope.core.capture.frames_export import (
     FrameRecord,
     capture_frames,
     records_from_bytes,
     to_jsonl,
     write_jsonl,
 )
-from streamscope.core.turn import Outcome
+from streamscope.core.turn.assembler import Outcome
 
 SSE = (
     b'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,'

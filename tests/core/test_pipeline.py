@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from streamscope.core.dialects import detect_dialect, get_dialect
-from streamscope.core.events import DialectWarning, Terminal, TextDelta
-from streamscope.core.ndjson import NDJSONDecoder
-from streamscope.core.pipeline import StreamPipeline, turn_to_json
-from streamscope.core.sse import SSEEvent, SSEProtocolError
-from streamscope.core.turn import Outcome, StreamEnd
+from streamscope.core.turn.assembler import Outcome, StreamEnd
+from streamscope.core.turn.pipeline import StreamPipeline, turn_to_json
+from streamscope.core.wire.dialects import detect_dialect, get_dialect
+from streamscope.core.wire.events import DialectWarning, Terminal, TextDelta
+from streamscope.core.wire.ndjson import NDJSONDecoder
+from streamscope.core.wire.sse import SSEEvent, SSEProtocolError
 
 CHUNK = (
     b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,'

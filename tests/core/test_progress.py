@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import pickle
 
-from streamscope.core.events import ToolCallDelta, Usage
-from streamscope.core.pipeline import StreamPipeline
-from streamscope.core.progress import (
+from streamscope.core.turn.pipeline import StreamPipeline
+from streamscope.core.turn.progress import (
     FLAG_DETACHED,
     FLAG_INCOMPLETE,
     SNIFF_EVENTS,
@@ -15,6 +14,7 @@ from streamscope.core.progress import (
     Progress,
     ProgressEncoder,
 )
+from streamscope.core.wire.events import ToolCallDelta, Usage
 
 
 def chat(delta: dict[str, object], **extra: object) -> bytes:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from streamscope.core.curl import parse_curl, to_curl
-from streamscope.core.dialects.base import RequestSpec
-from streamscope.core.raw_request import (
+from streamscope.core.net.curl import parse_curl, to_curl
+from streamscope.core.net.raw_request import (
     MissingSecretError,
     MovedSecret,
     RawRequest,
@@ -19,6 +18,7 @@ from streamscope.core.raw_request import (
     secret_account,
     user_text,
 )
+from streamscope.core.wire.dialects.base import RequestSpec
 
 KEY = "sk-test-1234567890abcdef"
 

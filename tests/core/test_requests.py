@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from streamscope.core.conversation import (
+from streamscope.core.wire.conversation import (
     Conversation,
     Message,
     ToolCall,
     ToolDefinition,
     merge_extra_body,
 )
-from streamscope.core.dialects import DIALECTS, get_dialect
-from streamscope.core.dialects.anthropic import DEFAULT_ANTHROPIC_MAX_TOKENS
+from streamscope.core.wire.dialects import DIALECTS, get_dialect
+from streamscope.core.wire.dialects.anthropic import DEFAULT_ANTHROPIC_MAX_TOKENS
 
 WEATHER = ToolDefinition(
     "get_weather",

@@ -13,8 +13,8 @@ import pytest
 from keyring.backends import fail, null
 
 from streamscope.core import paths
-from streamscope.core.endpoints import EndpointSettings, EndpointStore, new_endpoint
-from streamscope.core.secrets import (
+from streamscope.core.net.endpoints import EndpointSettings, EndpointStore, new_endpoint
+from streamscope.core.net.secrets import (
     MEMORY_ONLY_MESSAGE,
     SERVICE,
     SecretStore,

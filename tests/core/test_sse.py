@@ -1,4 +1,4 @@
-"""Tests for streamscope.core.sse: the WHATWG rules one by one, then properties."""
+"""Tests for streamscope.core.wire.sse: the WHATWG rules one by one, then properties."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streamscope.core.sse import RawFrame, SSEDecoder, SSEEvent, SSEProtocolError
+from streamscope.core.wire.sse import RawFrame, SSEDecoder, SSEEvent, SSEProtocolError
 
 BOM = b"\xef\xbb\xbf"
 

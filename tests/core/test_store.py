@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-from streamscope.core.chat import ToolResult
-from streamscope.core.conversation import ToolCall, ToolDefinition
 from streamscope.core.paths import data_dir
-from streamscope.core.store import (
+from streamscope.core.store.database import (
     INTERRUPTED_REASON,
     Store,
     to_chat_history,
     turn_from_stored,
 )
-from streamscope.core.store_schema import SCHEMA_VERSION, SchemaTooNewError, schema_version
-from streamscope.core.turn import Outcome, Timings, ToolCallState, Turn
+from streamscope.core.store.history import ToolResult
+from streamscope.core.store.schema import SCHEMA_VERSION, SchemaTooNewError, schema_version
+from streamscope.core.turn.assembler import Outcome, Timings, ToolCallState, Turn
+from streamscope.core.wire.conversation import ToolCall, ToolDefinition
 from streamscope.demo.server import DemoServer
 
 
@@ -321,11 +321,11 @@ def test_a_newer_database_is_refused(tmp_path: Path) -> None:
 
 CHILD = r"""
 import asyncio, json, sys, time
-from streamscope.core.client import StreamClient, StreamTimeouts, TurnObserver
-from streamscope.core.conversation import Conversation, Message
-from streamscope.core.dialects import get_dialect
-from streamscope.core.events import TextDelta
-from streamscope.core.store import Store
+from streamscope.core.net.client import StreamClient, StreamTimeouts, TurnObserver
+from streamscope.core.wire.conversation import Conversation, Message
+from streamscope.core.wire.dialects import get_dialect
+from streamscope.core.wire.events import TextDelta
+from streamscope.core.store.database import Store
 
 db_path, base_url = sys.argv[1], sys.argv[2]
 store = Store(db_path)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from streamscope.core.events import (
+from streamscope.core.turn.assembler import (
+    Outcome,
+    StreamEnd,
+    Turn,
+    TurnAssembler,
+    describe_http_error,
+    format_bytes,
+)
+from streamscope.core.wire.events import (
     DialectWarning,
     FinishReason,
     Ignored,
@@ -18,14 +26,6 @@ from streamscope.core.events import (
     ToolCallDone,
     ToolCallStarted,
     Usage,
-)
-from streamscope.core.turn import (
-    Outcome,
-    StreamEnd,
-    Turn,
-    TurnAssembler,
-    describe_http_error,
-    format_bytes,
 )
 
 
@@ -363,8 +363,8 @@ def test_summary_of_completed_turn() -> None:
 
 def test_status_line_for_each_outcome() -> None:
     """The status bar's words, one per outcome (text alone must be enough)."""
-    from streamscope.core.pipeline import StreamPipeline
-    from streamscope.core.turn import StreamEnd
+    from streamscope.core.turn.assembler import StreamEnd
+    from streamscope.core.turn.pipeline import StreamPipeline
 
     chunk = b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
     finish = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'

@@ -13,15 +13,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from streamscope.core.capture import CaptureRecorder, MultiObserver
-from streamscope.core.client import StreamClient, StreamTimeouts
-from streamscope.core.conversation import Conversation, Message
-from streamscope.core.dialects import get_dialect
-from streamscope.core.observer import TurnObserver
-from streamscope.core.outcome import StreamEnd
-from streamscope.core.progress import FrameKind, Progress
-from streamscope.core.turn import Outcome, Turn
-from streamscope.core.worker import StreamWorker
+from streamscope.core.capture.recorder import CaptureRecorder
+from streamscope.core.net.client import StreamClient, StreamTimeouts
+from streamscope.core.net.worker import StreamWorker
+from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.observer import MultiObserver, TurnObserver
+from streamscope.core.turn.outcome import StreamEnd
+from streamscope.core.turn.progress import FrameKind, Progress
+from streamscope.core.wire.conversation import Conversation, Message
+from streamscope.core.wire.dialects import get_dialect
 from streamscope.demo.server import DemoServer
 from support.rawhttp import RawServer, chunk, head
 
@@ -207,7 +207,7 @@ def test_the_worker_stops_when_its_parent_closes_it() -> None:
 
 ORPHAN = r"""
 import asyncio, os, sys
-from streamscope.core.worker import StreamWorker
+from streamscope.core.net.worker import StreamWorker
 
 async def main():
     worker = StreamWorker()

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from streamscope.core.client import StreamClient, StreamTimeouts
-from streamscope.core.conversation import Conversation, Message
-from streamscope.core.dialects import get_dialect
-from streamscope.core.turn import Outcome, Turn
+from streamscope.core.net.client import StreamClient, StreamTimeouts
+from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.wire.conversation import Conversation, Message
+from streamscope.core.wire.dialects import get_dialect
 from streamscope.demo.scenarios import SCENARIOS, expected_finish_reason
 from streamscope.demo.server import DemoServer
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from streamscope.core.pipeline import StreamPipeline
-from streamscope.core.progress import ProgressEncoder
-from streamscope.core.turn import StreamEnd, Turn
+from streamscope.core.turn.assembler import StreamEnd, Turn
+from streamscope.core.turn.pipeline import StreamPipeline
+from streamscope.core.turn.progress import ProgressEncoder
 from streamscope.ui.turn_runner import ProgressBatch
 
 

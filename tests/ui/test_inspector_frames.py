@@ -13,10 +13,10 @@ from PySide6.QtGui import QColor, QFont
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
-from streamscope.core.dialects.base import RequestSpec
-from streamscope.core.events import StreamEvent, TextDelta
-from streamscope.core.pipeline import ParsedFrame
-from streamscope.core.sse import RawFrame, SSEEvent
+from streamscope.core.turn.pipeline import ParsedFrame
+from streamscope.core.wire.dialects.base import RequestSpec
+from streamscope.core.wire.events import StreamEvent, TextDelta
+from streamscope.core.wire.sse import RawFrame, SSEEvent
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.frame_detail import MARK, hex_dump, visible_text
 from streamscope.ui.inspector.frames_model import (
@@ -129,8 +129,8 @@ def test_qt_model_tester_reports_nothing(qtmodeltester: ModelTester, qtlog: obje
 def _synthetic_batches(frames: int, batches: int) -> list[ProgressBatch]:
     """``frames`` identical chat frames in ``batches`` batches, one read per batch, encoded
     as the stream worker encodes them."""
-    from streamscope.core.pipeline import PipelineUpdate
-    from streamscope.core.progress import ProgressEncoder
+    from streamscope.core.turn.pipeline import PipelineUpdate
+    from streamscope.core.turn.progress import ProgressEncoder
 
     raw = chat("tok")
     event = SSEEvent("message", raw[6:-2].decode())
@@ -536,8 +536,8 @@ def test_visible_text_and_hex_dump_units() -> None:
 
 
 def test_frames_without_their_reads_are_kept_in_the_side_buffer() -> None:
-    from streamscope.core.pipeline import StreamPipeline
-    from streamscope.core.progress import FLAG_DETACHED, ProgressEncoder
+    from streamscope.core.turn.pipeline import StreamPipeline
+    from streamscope.core.turn.progress import FLAG_DETACHED, ProgressEncoder
 
     pipe = StreamPipeline("openai", keep_frames=True, request_sent=T0)
     encoder = ProgressEncoder()

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
-from streamscope.core.dialects.base import RequestSpec
+from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.timeline_panel import GapSeries
 from streamscope.ui.inspector.toolcalls_panel import parse_state

@@ -17,11 +17,11 @@ import qasync
 from pytestqt.qtbot import QtBot
 
 from streamscope.core import paths
-from streamscope.core.bundle import write_repro_bundle
-from streamscope.core.capture import write_capture
-from streamscope.core.endpoints import new_endpoint
-from streamscope.core.export import conversation_to_json, conversation_to_markdown
-from streamscope.core.turn import Turn
+from streamscope.core.capture.bundle import write_repro_bundle
+from streamscope.core.capture.format import write_capture
+from streamscope.core.net.endpoints import new_endpoint
+from streamscope.core.store.export import conversation_to_json, conversation_to_markdown
+from streamscope.core.turn.assembler import Turn
 from streamscope.demo.server import DemoServer
 from streamscope.ui.app import open_profile, setup_logging
 from streamscope.ui.main_window import MainWindow

@@ -15,9 +15,9 @@ from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from streamscope.core.capture_format import Capture, CaptureEnd, CaptureResponse, ReadLog
-from streamscope.core.client import StreamClient
-from streamscope.core.turn import Outcome, Turn
+from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse, ReadLog
+from streamscope.core.net.client import StreamClient
+from streamscope.core.turn.assembler import Outcome, Turn
 from streamscope.ui.chat_view import ChatView
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.markdown import (
@@ -130,7 +130,7 @@ def test_a_replayed_capture_is_held_once_not_copied_by_the_views(
     import tracemalloc
     from dataclasses import replace
 
-    from streamscope.core.capture_format import CaptureRequest
+    from streamscope.core.capture.format import CaptureRequest
     from streamscope.ui.turn_recorder import SessionTurnsRecorder
 
     request = CaptureRequest("POST", "http://127.0.0.1:1/v1/chat/completions", (), b"{}")

@@ -15,9 +15,9 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
-from streamscope.core.curl import parse_curl
-from streamscope.core.raw_request import secret_account
-from streamscope.core.turn import Outcome, Turn
+from streamscope.core.net.curl import parse_curl
+from streamscope.core.net.raw_request import secret_account
+from streamscope.core.turn.assembler import Outcome, Turn
 from streamscope.ui.main_window import MainWindow
 from streamscope.ui.power_tools import PowerTools
 from streamscope.ui.request_editor import EditResendDialog
@@ -259,7 +259,7 @@ def test_compare_two_turns_of_the_session(window: MainWindow, aloop: qasync.QEve
 def test_compare_two_capture_files(
     window: MainWindow, aloop: qasync.QEventLoop, tmp_path: Path
 ) -> None:
-    from streamscope.core.capture import write_capture
+    from streamscope.core.capture.format import write_capture
 
     send(window, aloop, "demo")
     tools = tools_of(window)

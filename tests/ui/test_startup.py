@@ -70,7 +70,7 @@ def test_the_frame_paints_before_the_network_stack_database_and_panels_load() ->
     assert first["title"] == "StreamScope"
     loaded_first = set(first["modules"])  # type: ignore[arg-type]
     assert not loaded_first & set(SLOW), sorted(loaded_first & set(SLOW))
-    assert not {m for m in loaded_first if m.startswith("streamscope.core.dialects")}
+    assert not {m for m in loaded_first if m.startswith("streamscope.core.wire.dialects")}
     # … and the whole window, once painted, has all of them (the probe is not vacuous)
     loaded_ready = set(ready["modules"])  # type: ignore[arg-type]
     assert {

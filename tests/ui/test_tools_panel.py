@@ -7,8 +7,8 @@ import json
 import pytest
 from pytestqt.qtbot import QtBot
 
-from streamscope.core.conversation import ToolDefinition
-from streamscope.core.tools import (
+from streamscope.core.wire.conversation import ToolDefinition
+from streamscope.core.wire.tools import (
     EXAMPLE_TOOLS,
     EXAMPLE_TOOLS_JSON,
     ToolDefinitionError,

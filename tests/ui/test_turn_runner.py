@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 import qasync
 
-from streamscope.core.client import StreamClient
-from streamscope.core.conversation import Conversation, Message
-from streamscope.core.dialects import get_dialect
-from streamscope.core.turn import Outcome, Turn
+from streamscope.core.net.client import StreamClient
+from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.wire.conversation import Conversation, Message
+from streamscope.core.wire.dialects import get_dialect
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 from support.rawhttp import RawServer, chunk, head
 
@@ -138,7 +138,7 @@ def test_main_thread_collector_collects_cycles_on_schedule(qapp: object) -> None
 def test_a_worker_that_cannot_start_leaves_the_turn_to_this_thread(
     server: RawServer, aloop: qasync.QEventLoop
 ) -> None:
-    from streamscope.core.worker import StreamWorker
+    from streamscope.core.net.worker import StreamWorker
 
     async def handler(req: bytes, w: asyncio.StreamWriter) -> None:
         w.write(head() + chunk(frame("hello")) + chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")

@@ -11,7 +11,7 @@ import pytest
 import qasync
 from pytestqt.qtbot import QtBot
 
-from streamscope.core.turn import Outcome, Turn
+from streamscope.core.turn.assembler import Outcome, Turn
 from streamscope.ui.main_window import MainWindow
 
 
@@ -106,7 +106,7 @@ def test_demo_cut_is_truncated_and_keeps_partial_text(
     assert turn.outcome is Outcome.TRUNCATED
     assert turn.text
     # the bytes of the frame the connection died in are shown, marked incomplete
-    from streamscope.core.progress import FLAG_INCOMPLETE
+    from streamscope.core.turn.progress import FLAG_INCOMPLETE
 
     model = window.inspector.frames_model
     last = model.rowCount() - 1

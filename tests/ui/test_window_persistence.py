@@ -17,16 +17,16 @@ import pytest
 import qasync
 from pytestqt.qtbot import QtBot
 
-from streamscope.core.capture import CaptureStore
-from streamscope.core.store import Store
-from streamscope.core.turn import Outcome, Turn
+from streamscope.core.capture.files import CaptureStore
+from streamscope.core.store.database import Store
+from streamscope.core.turn.assembler import Outcome, Turn
 from streamscope.ui.main_window import MainWindow
 
 
 @pytest.fixture
 def profile(tmp_path: Path) -> Iterator[tuple[Store, CaptureStore]]:
     store = Store(tmp_path / "streamscope.db")
-    yield store, CaptureStore(tmp_path / "captures", store=store)
+    yield store, CaptureStore(tmp_path / "captures", index=store)
     store.close()
 
 
@@ -101,7 +101,7 @@ def test_conversations_are_saved_listed_reopened_and_deleted_with_undo(
 def test_a_saved_capture_replays_into_the_window_identically(
     window: MainWindow, aloop: qasync.QEventLoop, tmp_path: Path
 ) -> None:
-    from streamscope.core.capture import write_capture
+    from streamscope.core.capture.format import write_capture
 
     live = send(window, aloop, "demo-tools", "tools please")
     capture = window.controller.last_capture

@@ -1,0 +1,15 @@
+"""StreamScope's core: everything but the window, Qt-free (asyncio + httpx).
+
+Grouped by the stage of a turn; imports point one way (``tests/test_layers.py`` checks it):
+
+    wire  <-  turn  <-  net  <-  capture  <-  store
+
+- :mod:`~streamscope.core.wire`: bytes -> events (SSE / NDJSON decoders, the dialects).
+- :mod:`~streamscope.core.turn`: events -> a Turn (the reducer, outcome rules, pipeline, batches).
+- :mod:`~streamscope.core.net`: talking to endpoints (client, stream worker, endpoints, keys).
+- :mod:`~streamscope.core.capture`: a turn's bytes kept (.sscap, replay, bundles, compare).
+- :mod:`~streamscope.core.store`: SQLite (conversations, turns, the save clock, export).
+
+``paths`` (where the profile lives) and ``redact`` (the one scrubber) are used by every stage
+and import nothing of the core. Nothing here imports Qt, the UI or the demo endpoint.
+"""

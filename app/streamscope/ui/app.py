@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 from streamscope import __version__
 
 if TYPE_CHECKING:
-    from streamscope.core.capture import CaptureStore
-    from streamscope.core.store import Store
+    from streamscope.core.capture.files import CaptureStore
+    from streamscope.core.store.database import Store
 
 
 def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> int:
@@ -141,8 +141,8 @@ def open_profile() -> tuple[Store | None, CaptureStore | None]:
     are marked truncated (safe: this process holds the profile's single-instance lock)."""
     import logging
 
-    from streamscope.core.capture import CaptureStore
-    from streamscope.core.store import Store
+    from streamscope.core.capture.files import CaptureStore
+    from streamscope.core.store.database import Store
 
     log = logging.getLogger("streamscope")
     try:
@@ -153,4 +153,4 @@ def open_profile() -> tuple[Store | None, CaptureStore | None]:
     recovered = store.recover_interrupted()
     if recovered:
         log.info("marked %d interrupted turn(s) as truncated", len(recovered))
-    return store, CaptureStore(store=store)
+    return store, CaptureStore(index=store)

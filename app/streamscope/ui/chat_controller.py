@@ -1,7 +1,7 @@
 """Runs the chat: composer in, one turn at a time through the TurnRunner, results out to the
 chat view, the inspector and the status bar.
 
-The controller holds the current conversation (:class:`~streamscope.core.chat.ChatHistory`)
+The controller holds the current conversation (:class:`~streamscope.core.store.history.ChatHistory`)
 and never blocks the event loop: starting the demo server, reading the keyring and the turn
 itself all happen in tasks it owns and cancels.
 """
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject, Signal
 
-from streamscope.core.chat import ChatHistory, ToolResult
-from streamscope.core.conversation import ToolCall, ToolDefinition
-from streamscope.core.endpoints import Endpoint
-from streamscope.core.events import ToolCallDelta, ToolCallDone, ToolCallStarted
-from streamscope.core.net_options import StreamTimeouts, TLSOptions
-from streamscope.core.session import ChatSession
-from streamscope.core.turn import Outcome, ToolCallState, Turn
+from streamscope.core.net.endpoints import Endpoint
+from streamscope.core.net.options import StreamTimeouts, TLSOptions
+from streamscope.core.store.history import ChatHistory, ToolResult
+from streamscope.core.store.session import ChatSession
+from streamscope.core.turn.assembler import Outcome, ToolCallState, Turn
+from streamscope.core.wire.conversation import ToolCall, ToolDefinition
+from streamscope.core.wire.events import ToolCallDelta, ToolCallDone, ToolCallStarted
 from streamscope.ui.chat_view import AssistantCard, ChatView
 from streamscope.ui.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
@@ -30,9 +30,10 @@ from streamscope.ui.status_panel import StatusPanel
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 
 if TYPE_CHECKING:
-    from streamscope.core.capture import Capture, CaptureRecorder
-    from streamscope.core.dialects.base import RequestSpec
-    from streamscope.core.worker import StreamWorker
+    from streamscope.core.capture.format import Capture
+    from streamscope.core.capture.recorder import CaptureRecorder
+    from streamscope.core.net.worker import StreamWorker
+    from streamscope.core.wire.dialects.base import RequestSpec
 
 
 @dataclass(slots=True)
@@ -82,7 +83,7 @@ def _stream_worker() -> StreamWorker | None:
 
     if os.environ.get(WORKER_ENV, "1") == "0":
         return None
-    from streamscope.core.worker import StreamWorker
+    from streamscope.core.net.worker import StreamWorker
 
     return StreamWorker()
 
@@ -245,7 +246,7 @@ class ChatController(QObject):
         self.session.user_sent(user_text, endpoint_name=endpoint_name, model=model)
         self.chat.add_user_message(user_text)
         self._begin_answer(label, status=label, alternative=False)
-        from streamscope.core.capture import CaptureRecorder
+        from streamscope.core.capture.recorder import CaptureRecorder
 
         self._recorder = CaptureRecorder(dialect)
         self.runner.start(
@@ -289,7 +290,7 @@ class ChatController(QObject):
             extra_body=dict(endpoint.extra_body),
             include_usage=endpoint.include_usage,
         )
-        from streamscope.core.dialects import get_dialect
+        from streamscope.core.wire.dialects import get_dialect
 
         spec = get_dialect(dialect).build_request(
             conv,
@@ -298,7 +299,7 @@ class ChatController(QObject):
             api_key=api_key,
             extra_headers=self._headers(endpoint),
         )
-        from streamscope.core.capture import CaptureRecorder
+        from streamscope.core.capture.recorder import CaptureRecorder
 
         self._recorder = CaptureRecorder(endpoint.dialect)
         self.runner.start(

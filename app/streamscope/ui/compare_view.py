@@ -33,8 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.capture import Capture, CaptureError, read_capture
-from streamscope.core.compare import (
+from streamscope.core.capture.compare import (
     Comparison,
     FrameRow,
     WordOp,
@@ -42,7 +41,8 @@ from streamscope.core.compare import (
     compare_turns,
     load_side,
 )
-from streamscope.core.frames_export import FrameRecord
+from streamscope.core.capture.format import Capture, CaptureError, read_capture
+from streamscope.core.capture.frames_export import FrameRecord
 from streamscope.ui.turn_recorder import SessionTurn
 
 __all__ = ["CompareDialog", "word_diff_html"]

@@ -1,6 +1,6 @@
 """The conversation list: search, new, rename, delete (with undo), export.
 
-Backed by the :class:`~streamscope.core.store.Store` when there is one; without a store
+Backed by the :class:`~streamscope.core.store.database.Store` when there is one; without a store
 (tests, a read-only profile) it lists the current in-memory conversation only.
 """
 
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.store import Store
+from streamscope.core.store.database import Store
 
 UNDO_SECONDS = 15
 

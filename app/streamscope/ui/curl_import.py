@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.curl import CurlParseError, parse_curl
-from streamscope.core.raw_request import RawRequestError, raw_from_curl
+from streamscope.core.net.curl import CurlParseError, parse_curl
+from streamscope.core.net.raw_request import RawRequestError, raw_from_curl
 
 __all__ = ["CurlImportDialog", "CurlPasteFilter", "looks_like_curl"]
 

@@ -18,13 +18,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.endpoints import (
+from streamscope.core.net.endpoints import (
     PRESETS,
     Endpoint,
     EndpointSettings,
     is_secret_header,
 )
-from streamscope.core.secrets import SecretStore, header_account
+from streamscope.core.net.secrets import SecretStore, header_account
 from streamscope.ui.settings_dialog import ClientFactory, DemoBaseUrl, EndpointDialog
 
 __all__ = ["EndpointsDialog"]

@@ -29,11 +29,11 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QCloseEvent
     from PySide6.QtWidgets import QDockWidget
 
-    from streamscope.core.capture import CaptureStore
-    from streamscope.core.endpoints import Endpoint, EndpointSettings
-    from streamscope.core.secrets import SecretStore
-    from streamscope.core.session import ChatSession
-    from streamscope.core.store import Store
+    from streamscope.core.capture.files import CaptureStore
+    from streamscope.core.net.endpoints import Endpoint, EndpointSettings
+    from streamscope.core.net.secrets import SecretStore
+    from streamscope.core.store.database import Store
+    from streamscope.core.store.session import ChatSession
     from streamscope.ui.power_tools import PowerTools
 
 WELCOME = """\
@@ -95,7 +95,7 @@ class MainWindow(QMainWindow):
         from PySide6.QtCore import Qt, QTimer
         from PySide6.QtWidgets import QVBoxLayout
 
-        from streamscope.core.endpoints import EndpointStore
+        from streamscope.core.net.endpoints import EndpointStore
         from streamscope.ui.chat_controller import ChatController
         from streamscope.ui.chat_view import ChatView
         from streamscope.ui.composer import Composer
@@ -314,18 +314,18 @@ class MainWindow(QMainWindow):
 
     def secrets(self) -> SecretStore:
         if self._secrets is None:
-            from streamscope.core.secrets import SecretStore
+            from streamscope.core.net.secrets import SecretStore
 
             self._secrets = SecretStore()
         return self._secrets
 
     def _api_key(self, endpoint: Endpoint) -> str | None:
-        from streamscope.core.secrets import resolve_api_key
+        from streamscope.core.net.secrets import resolve_api_key
 
         return resolve_api_key(endpoint, self.secrets())
 
     def _headers(self, endpoint: Endpoint) -> dict[str, str]:
-        from streamscope.core.secrets import resolve_headers
+        from streamscope.core.net.secrets import resolve_headers
 
         return resolve_headers(endpoint, self.secrets())
 
@@ -429,7 +429,7 @@ class MainWindow(QMainWindow):
         self._update_alternatives()
 
     def _new_session(self) -> ChatSession:
-        from streamscope.core.session import ChatSession
+        from streamscope.core.store.session import ChatSession
 
         return ChatSession(self.store, self.captures)
 
@@ -442,7 +442,7 @@ class MainWindow(QMainWindow):
         self._open_session(self._new_session())
 
     def _on_conversation_chosen(self, conversation_id: int) -> None:
-        from streamscope.core.session import ChatSession
+        from streamscope.core.store.session import ChatSession
 
         if self.store is None or self.controller.busy:
             return
@@ -460,7 +460,7 @@ class MainWindow(QMainWindow):
     def _on_export_conversation(self, conversation_id: int, fmt: str) -> None:
         import json
 
-        from streamscope.core.export import conversation_to_json, conversation_to_markdown
+        from streamscope.core.store.export import conversation_to_json, conversation_to_markdown
 
         if self.store is None:
             return
@@ -527,8 +527,8 @@ class MainWindow(QMainWindow):
 
         from PySide6.QtWidgets import QMessageBox
 
-        from streamscope.core.bundle import is_bundle, read_repro_bundle
-        from streamscope.core.capture import Capture, CaptureError, read_capture
+        from streamscope.core.capture.bundle import is_bundle, read_repro_bundle
+        from streamscope.core.capture.format import Capture, CaptureError, read_capture
 
         def load() -> Capture:
             with path.open("rb") as f:
@@ -558,7 +558,7 @@ class MainWindow(QMainWindow):
     def _on_save_capture(self) -> None:
         from PySide6.QtWidgets import QFileDialog
 
-        from streamscope.core.capture import write_capture
+        from streamscope.core.capture.format import write_capture
 
         capture = self.controller.last_capture
         if capture is None:
@@ -574,7 +574,7 @@ class MainWindow(QMainWindow):
     def _on_export_bundle(self) -> None:
         from PySide6.QtWidgets import QFileDialog
 
-        from streamscope.core.bundle import write_repro_bundle
+        from streamscope.core.capture.bundle import write_repro_bundle
 
         capture = self.controller.last_capture
         turn = self.controller.runner.last_turn

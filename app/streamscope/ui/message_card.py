@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.turn import Outcome, ToolCallState, Turn
+from streamscope.core.turn.assembler import Outcome, ToolCallState, Turn
 from streamscope.ui.markdown import (
     MarkdownWriter,
     PlainAppender,

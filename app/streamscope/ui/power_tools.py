@@ -32,11 +32,10 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QPushButton, QWidget
 
-from streamscope.core.curl import CurlParseError, parse_curl, to_curl, to_httpx_python
-from streamscope.core.dialects.base import Framing, RequestSpec
-from streamscope.core.frames_export import FrameRecord, records_from_bytes, write_jsonl
-from streamscope.core.net_options import StreamTimeouts, TLSOptions
-from streamscope.core.raw_request import (
+from streamscope.core.capture.frames_export import FrameRecord, records_from_bytes, write_jsonl
+from streamscope.core.net.curl import CurlParseError, parse_curl, to_curl, to_httpx_python
+from streamscope.core.net.options import StreamTimeouts, TLSOptions
+from streamscope.core.net.raw_request import (
     MovedSecret,
     RawRequest,
     RawRequestError,
@@ -46,6 +45,7 @@ from streamscope.core.raw_request import (
     secret_account,
     user_text,
 )
+from streamscope.core.wire.dialects.base import Framing, RequestSpec
 from streamscope.ui.compare_view import CompareDialog
 from streamscope.ui.curl_import import CurlImportDialog, CurlPasteFilter
 from streamscope.ui.frames_find import FramesFindBar

@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.dialects import DIALECT_NAMES
-from streamscope.core.raw_request import RawRequest, RawRequestError, is_masked
+from streamscope.core.net.raw_request import RawRequest, RawRequestError, is_masked
+from streamscope.core.wire.dialects import DIALECT_NAMES
 
 __all__ = ["EditResendDialog", "body_error"]
 

@@ -44,16 +44,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core import models_api as ep_mod
-from streamscope.core.endpoints import (
+from streamscope.core.net import models_api as ep_mod
+from streamscope.core.net.endpoints import (
     DIALECT_CHOICES,
     PRESETS,
     Endpoint,
     KeySource,
     is_secret_header,
 )
-from streamscope.core.models_api import ModelListError, make_http_client
-from streamscope.core.secrets import SecretStore, header_account
+from streamscope.core.net.models_api import ModelListError, make_http_client
+from streamscope.core.net.secrets import SecretStore, header_account
 
 __all__ = ["ClientFactory", "DemoBaseUrl", "EndpointDialog", "demo_scenarios"]
 

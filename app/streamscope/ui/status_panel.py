@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from streamscope.core.turn import Outcome, Turn, format_bytes
+from streamscope.core.turn.assembler import Outcome, Turn, format_bytes
 from streamscope.ui.turn_runner import ProgressBatch
 
 GLYPHS = {

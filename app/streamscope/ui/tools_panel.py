@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.conversation import ToolDefinition
-from streamscope.core.tools import (
+from streamscope.core.wire.conversation import ToolDefinition
+from streamscope.core.wire.tools import (
     EXAMPLE_TOOLS_JSON,
     ToolDefinitionError,
     parse_tool_definitions,

@@ -1,10 +1,11 @@
 """Every finished turn of the session, with its capture, rebuilt from the runner's signals.
 
 The runner's core observer is internal, so :class:`SessionTurnsRecorder` assembles a core
-:class:`~streamscope.core.capture.Capture` from the coarse signals instead — ``turnStarted``
+:class:`~streamscope.core.capture.recorder.Capture` from the coarse signals instead —
+``turnStarted``
 (request), ``responseStarted`` (status and headers), ``turnProgressed`` (every network read
 with its time) and ``turnFinished`` (how it ended) — redacted exactly as
-:class:`~streamscope.core.capture.CaptureRecorder` does. When the owner of the turn kept
+:class:`~streamscope.core.capture.recorder.CaptureRecorder` does. When the owner of the turn kept
 a core capture of it (``capture()``, e.g. the controller's ``last_capture``), that one is
 used instead (and no reads are copied here): it has the exact end of the stream. The
 session keeps the last :data:`MAX_TURNS` turns (for Compare, Copy as curl, Edit and
@@ -20,15 +21,10 @@ from datetime import datetime
 
 from PySide6.QtCore import QObject, Signal
 
-from streamscope.core.capture import (
-    Capture,
-    CaptureResponse,
-    end_from_turn,
-    redact_request,
-)
-from streamscope.core.capture_format import now_iso
+from streamscope.core.capture.format import Capture, CaptureResponse, now_iso
+from streamscope.core.capture.recorder import end_from_turn, redact_request
 from streamscope.core.redact import mask_value, scrub, secret_values
-from streamscope.core.turn import Turn
+from streamscope.core.turn.assembler import Turn
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 
 __all__ = ["MAX_TURNS", "SessionTurn", "SessionTurnsRecorder"]

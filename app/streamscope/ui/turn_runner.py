@@ -31,17 +31,17 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from streamscope.core.progress import Progress, ProgressEncoder
-from streamscope.core.turn import Outcome, StreamEnd, Turn
+from streamscope.core.turn.assembler import Outcome, StreamEnd, Turn
+from streamscope.core.turn.progress import Progress, ProgressEncoder
 
 if TYPE_CHECKING:
     # The network stack (httpx) and the capture store load with the first turn, not with
     # the window: importing this module must stay cheap for a fast first paint.
-    from streamscope.core.capture import Capture, ReadLog
-    from streamscope.core.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
-    from streamscope.core.dialects.base import RequestSpec
-    from streamscope.core.pipeline import PipelineUpdate
-    from streamscope.core.worker import StreamWorker
+    from streamscope.core.capture.format import Capture, ReadLog
+    from streamscope.core.net.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
+    from streamscope.core.net.worker import StreamWorker
+    from streamscope.core.turn.pipeline import PipelineUpdate
+    from streamscope.core.wire.dialects.base import RequestSpec
 
 _log = logging.getLogger("streamscope")
 
@@ -77,11 +77,11 @@ class TurnStart:
 
 
 ProgressBatch = Progress
-"""What ``turnProgressed`` carries: see :class:`~streamscope.core.progress.Progress`."""
+"""What ``turnProgressed`` carries: see :class:`~streamscope.core.turn.progress.Progress`."""
 
 
 class _Collector:
-    """Core observer (a :class:`~streamscope.core.client.TurnObserver`): appends to the
+    """Core observer (a :class:`~streamscope.core.net.client.TurnObserver`): appends to the
     runner's pending batch (cheap, no Qt calls)."""
 
     def __init__(self, runner: TurnRunner) -> None:
@@ -180,7 +180,7 @@ class TurnRunner(QObject):
     def client(self) -> StreamClient:
         """The HTTP client, created on first use (the window paints before httpx loads)."""
         if self._client is None:
-            from streamscope.core.client import StreamClient
+            from streamscope.core.net.client import StreamClient
 
             self._client = StreamClient()
         return self._client
@@ -207,7 +207,7 @@ class TurnRunner(QObject):
     ) -> asyncio.Task[Turn]:
         """Start a turn (the previous one must have finished). ``observers`` see the turn
         too (a capture recorder, say), before the runner's own collector."""
-        from streamscope.core.net_options import StreamTimeouts, TLSOptions
+        from streamscope.core.net.options import StreamTimeouts, TLSOptions
 
         timeouts = timeouts if timeouts is not None else StreamTimeouts()
         tls = tls if tls is not None else TLSOptions()
@@ -224,7 +224,7 @@ class TurnRunner(QObject):
     ) -> Turn:
         worker = self._worker
         if worker is not None:
-            from streamscope.core.worker import WorkerUnavailable
+            from streamscope.core.net.worker import WorkerUnavailable
 
             try:
                 return await worker.run_turn(
@@ -242,7 +242,7 @@ class TurnRunner(QObject):
     ) -> asyncio.Task[Turn]:
         """Replay a capture through the same pipeline and the same signals as a live turn:
         instantly (``speed=None``), at the recorded pace (1.0) or faster."""
-        from streamscope.core.capture import replay_capture
+        from streamscope.core.capture.replay import replay_capture
 
         observer = self._prepare(dialect or capture.dialect, ())
         self._replaying = True
@@ -273,7 +273,7 @@ class TurnRunner(QObject):
         collector: TurnObserver = _Collector(self)  # type: ignore[assignment]
         if not observers:
             return collector
-        from streamscope.core.capture import MultiObserver
+        from streamscope.core.turn.observer import MultiObserver
 
         return MultiObserver(*observers, collector)
 
@@ -365,9 +365,9 @@ WARM_UP_DELAY_MS = 250
 _HTTP_MODULES = (
     *("httpx", "httpcore", "h11", "sniffio", "certifi", "truststore"),  # the HTTP stack
     *("anyio._backends._asyncio", "anyio.streams.tls", "anyio.to_thread"),  # (anyio is lazy)
-    "streamscope.core.client",
+    "streamscope.core.net.client",
 )
-_KEY_MODULES = ("keyring", "streamscope.core.secrets")  # the API key lookup
+_KEY_MODULES = ("keyring", "streamscope.core.net.secrets")  # the API key lookup
 _warmed: set[bool] = set()
 
 

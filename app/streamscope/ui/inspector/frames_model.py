@@ -30,7 +30,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor, QFont
 
-from streamscope.core.progress import (
+from streamscope.core.turn.progress import (
     FLAG_DETACHED,
     FLAG_INCOMPLETE,
     FLAG_INVALID_UTF8,

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.progress import SNIFF_EVENTS
+from streamscope.core.turn.progress import SNIFF_EVENTS
 from streamscope.ui.inspector.frame_detail import FrameDetail
 from streamscope.ui.inspector.frames_model import (
     COL_BYTES,
@@ -35,7 +35,7 @@ from streamscope.ui.inspector.frames_model import (
 from streamscope.ui.turn_runner import ProgressBatch
 
 if TYPE_CHECKING:
-    from streamscope.core.sse import SSEEvent
+    from streamscope.core.wire.sse import SSEEvent
 
 __all__ = ["FramesPanel"]
 
@@ -192,7 +192,7 @@ class FramesPanel(QWidget):
 
     def _sniff(self, batch: ProgressBatch) -> None:
         self._sniffed += batch.sniffed[: SNIFF_EVENTS - len(self._sniffed)]
-        from streamscope.core.dialects import detect_dialect  # loaded by the turn already
+        from streamscope.core.wire.dialects import detect_dialect  # loaded by the turn already
 
         guess = detect_dialect(self.content_type, self._sniffed)
         if guess is None and len(self._sniffed) < SNIFF_EVENTS:

@@ -17,7 +17,7 @@ import time
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from streamscope.core.turn import Turn
+from streamscope.core.turn.assembler import Turn
 from streamscope.ui.inspector.frames_model import FramesModel
 from streamscope.ui.inspector.frames_panel import FramesPanel
 from streamscope.ui.inspector.request_panel import RequestPanel

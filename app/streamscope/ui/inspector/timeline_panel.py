@@ -18,11 +18,11 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from streamscope.core.events import Terminal, ToolCallDelta
-from streamscope.core.turn import Turn
+from streamscope.core.turn.assembler import Turn
+from streamscope.core.wire.events import Terminal, ToolCallDelta
 
 if TYPE_CHECKING:
-    from streamscope.core.progress import Progress
+    from streamscope.core.turn.progress import Progress
 
 __all__ = ["GapChart", "GapSeries", "Milestones", "TimelinePanel", "WaterfallView"]
 
@@ -33,7 +33,7 @@ class Milestones:
 
     ``first_token`` is the first *answer* token (text or tool-call arguments);
     ``first_reasoning`` the first reasoning token. TTFT counts whichever came first, as the
-    core's :class:`~streamscope.core.turn.Timings` does.
+    core's :class:`~streamscope.core.turn.assembler.Timings` does.
     """
 
     request_sent: float | None = None

@@ -4,7 +4,7 @@ arguments so far, whether they parse yet, and the final pretty JSON.
 Built from ToolCallStarted/ToolCallDelta/ToolCallDone events a batch at a time; whether the
 arguments parse is checked once per batch (the UI refresh rate), never per delta, and the
 partial object is shown via ``jiter`` partial mode. ``finish`` replaces everything with the
-assembled :class:`~streamscope.core.turn.Turn`'s calls, which are authoritative.
+assembled :class:`~streamscope.core.turn.assembler.Turn`'s calls, which are authoritative.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.events import StreamEvent, ToolCallDelta, ToolCallDone, ToolCallStarted
-from streamscope.core.turn import Turn
+from streamscope.core.turn.assembler import Turn
+from streamscope.core.wire.events import StreamEvent, ToolCallDelta, ToolCallDone, ToolCallStarted
 from streamscope.ui.inspector.frame_summary import quote
 
 __all__ = ["ToolCallsPanel", "parse_state"]

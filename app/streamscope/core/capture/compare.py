@@ -1,0 +1,384 @@
+"""Two turns side by side: timing, outcome, frame counts, text, tool calls and frames.
+
+    a = await load_side(capture_a, "gateway A")
+    b = await load_side(capture_b, "gateway B")
+    result = compare_turns(a, b)
+    result.differences()          # ["finish reason: stop → length", "text: 12 words differ"]
+    result.metrics                # rows for a table (timings flagged, never a "difference")
+    result.text_ops               # word-level diff (difflib over words and the spaces between)
+    result.tool_calls             # per index: name, and the arguments compared as JSON
+    align_frames(a.frames, b.frames, by="time")
+
+Timings (TTFT, tokens/s, duration, inter-frame gaps) always differ a little between two runs,
+so they are shown but never counted as differences. Tool-call arguments are compared as
+parsed JSON (key order and spacing do not matter), path by path; when either side does not
+parse, as raw strings.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import math
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+from streamscope.core.capture.format import Capture
+from streamscope.core.capture.frames_export import FrameRecord, capture_frames
+from streamscope.core.capture.json_diff import ValueChange, json_diff
+from streamscope.core.turn.assembler import ToolCallState, Turn
+
+__all__ = [
+    "Comparison",
+    "FrameRow",
+    "GapStats",
+    "Metric",
+    "ToolCallComparison",
+    "TurnSide",
+    "ValueChange",
+    "WordOp",
+    "align_frames",
+    "compare_turns",
+    "gap_stats",
+    "json_diff",
+    "load_side",
+    "word_diff",
+]
+
+_WORDS = re.compile(r"\s+|[^\s]+")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSide:
+    """One side of a comparison: a label, the Turn and its frames."""
+
+    label: str
+    turn: Turn
+    frames: tuple[FrameRecord, ...] = ()
+
+
+async def load_side(capture: Capture, label: str, *, dialect: str | None = None) -> TurnSide:
+    """Replay ``capture`` (instantly) into a side."""
+    frames, turn = await capture_frames(capture, dialect=dialect)
+    return TurnSide(label, turn, tuple(frames))
+
+
+# -- metrics ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GapStats:
+    """Inter-frame gaps, in seconds (``count`` gaps; zeros when there are none)."""
+
+    count: int = 0
+    mean: float = 0.0
+    median: float = 0.0
+    p95: float = 0.0
+    max: float = 0.0
+
+
+def gap_stats(frames: Sequence[FrameRecord]) -> GapStats:
+    times = [f.t for f in frames]
+    gaps = sorted(b - a for a, b in itertools.pairwise(times))
+    if not gaps:
+        return GapStats()
+    p95 = gaps[min(len(gaps) - 1, math.ceil(0.95 * len(gaps)) - 1)]
+    return GapStats(len(gaps), statistics.fmean(gaps), statistics.median(gaps), p95, gaps[-1])
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """One row of the metrics table. ``timing`` rows (times, and the byte count, which
+    ids and timestamps in the frames change) are shown but never count as differences."""
+
+    name: str
+    a: str
+    b: str
+    timing: bool = False
+
+    @property
+    def differs(self) -> bool:
+        return self.a != self.b
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f} s"
+
+
+def _ms(value: float) -> str:
+    return f"{value * 1000:.1f} ms"
+
+
+def _value(value: object) -> str:
+    return "—" if value is None else str(value)
+
+
+def _outcome(turn: Turn) -> str:
+    return turn.outcome.value if turn.outcome is not None else "—"
+
+
+def _events(frames: Sequence[FrameRecord]) -> int:
+    return sum(1 for f in frames if f.event is not None)
+
+
+def _comments(frames: Sequence[FrameRecord]) -> int:
+    return sum(1 for f in frames if f.event is None and f.comments)
+
+
+def _duration(turn: Turn) -> float | None:
+    t = turn.timings
+    if t.end is None or t.request_sent is None:
+        return None
+    return t.end - t.request_sent
+
+
+def _metrics(a: TurnSide, b: TurnSide) -> list[Metric]:
+    rows: list[Metric] = []
+
+    def row(name: str, fa: object, fb: object, *, timing: bool = False) -> None:
+        rows.append(Metric(name, str(fa), str(fb), timing))
+
+    ta, tb = a.turn, b.turn
+    row("outcome", _outcome(ta), _outcome(tb))
+    row("finish reason", _value(ta.finish_reason), _value(tb.finish_reason))
+    row("terminal signal", _value(ta.terminal_signal), _value(tb.terminal_signal))
+    row("HTTP status", _value(ta.status), _value(tb.status))
+    row("model", _value(ta.model), _value(tb.model))
+    row("output tokens", _value(ta.output_tokens), _value(tb.output_tokens))
+    row("input tokens", _value(ta.input_tokens), _value(tb.input_tokens))
+    row("text (chars)", len(ta.text), len(tb.text))
+    row("reasoning (chars)", len(ta.reasoning), len(tb.reasoning))
+    row("tool calls", len(ta.tool_calls), len(tb.tool_calls))
+    row("frames", len(a.frames), len(b.frames))
+    row("event frames", _events(a.frames), _events(b.frames))
+    row("comment frames", _comments(a.frames), _comments(b.frames))
+    row("malformed frames", ta.malformed_frames, tb.malformed_frames)
+    row("events", ta.events, tb.events)
+    row("warnings", len(ta.warnings), len(tb.warnings))
+    row("TTFT", _seconds(ta.timings.ttft), _seconds(tb.timings.ttft), timing=True)
+    ra, rb = ta.tokens_per_second(), tb.tokens_per_second()
+    row(
+        "tokens/s",
+        "—" if ra is None else f"{ra:.1f}",
+        "—" if rb is None else f"{rb:.1f}",
+        timing=True,
+    )
+    row("duration", _seconds(_duration(ta)), _seconds(_duration(tb)), timing=True)
+    row("bytes", ta.bytes_received, tb.bytes_received, timing=True)  # ids and timestamps
+    ga, gb = gap_stats(a.frames), gap_stats(b.frames)
+    for name in ("mean", "median", "p95", "max"):
+        row(f"gap {name}", _ms(getattr(ga, name)), _ms(getattr(gb, name)), timing=True)
+    return rows
+
+
+# -- text -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WordOp:
+    """One stretch of the word diff: ``equal``, ``delete`` (only in A), ``insert`` (only in
+    B) or ``replace``; ``a``/``b`` are the text of that stretch on each side."""
+
+    tag: Literal["equal", "delete", "insert", "replace"]
+    a: str
+    b: str
+
+
+def word_diff(a: str, b: str) -> list[WordOp]:
+    """A word-level diff; joining every op's ``a`` gives ``a`` back (and ``b`` gives ``b``)."""
+    wa, wb = _WORDS.findall(a), _WORDS.findall(b)
+    matcher = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
+    return [
+        WordOp(tag, "".join(wa[i1:i2]), "".join(wb[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+    ]
+
+
+def _changed_words(ops: Sequence[WordOp]) -> int:
+    return sum(max(len(op.a.split()), len(op.b.split())) for op in ops if op.tag != "equal")
+
+
+# -- tool calls -------------------------------------------------------------------------
+
+_MISSING: Any = object()
+
+
+def _parse(arguments: str) -> Any:
+    try:
+        return orjson.loads(arguments) if arguments.strip() else {}
+    except orjson.JSONDecodeError:
+        return _MISSING
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallComparison:
+    """Tool call ``index`` (by position) on both sides. ``structural``: both argument
+    texts parsed and ``changes`` are JSON paths; otherwise the raw strings were compared."""
+
+    index: int
+    a: ToolCallState | None
+    b: ToolCallState | None
+    structural: bool
+    changes: tuple[ValueChange, ...] = ()
+
+    @property
+    def name_a(self) -> str | None:
+        return self.a.name if self.a is not None else None
+
+    @property
+    def name_b(self) -> str | None:
+        return self.b.name if self.b is not None else None
+
+    @property
+    def identical(self) -> bool:
+        return (
+            self.a is not None
+            and self.b is not None
+            and self.name_a == self.name_b
+            and not self.changes
+        )
+
+    def describe(self) -> list[str]:
+        """What differs, one line each (empty when identical)."""
+        head = f"tool call {self.index}"
+        if self.a is None:
+            return [f"{head}: only in B ({self.name_b})"]
+        if self.b is None:
+            return [f"{head}: only in A ({self.name_a})"]
+        out = []
+        if self.name_a != self.name_b:
+            out.append(f"{head}: name {self.name_a} → {self.name_b}")
+        out += [f"{head} arguments {c.describe()}" for c in self.changes]
+        return out
+
+
+def _compare_call(
+    index: int, a: ToolCallState | None, b: ToolCallState | None
+) -> ToolCallComparison:
+    if a is None or b is None:
+        return ToolCallComparison(index, a, b, False)
+    pa, pb = _parse(a.arguments), _parse(b.arguments)
+    if pa is _MISSING or pb is _MISSING:
+        changes = (
+            ()
+            if a.arguments == b.arguments
+            else (ValueChange("(raw)", "changed", a.arguments, b.arguments),)
+        )
+        return ToolCallComparison(index, a, b, False, changes)
+    return ToolCallComparison(index, a, b, True, tuple(json_diff(pa, pb)))
+
+
+# -- frames -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FrameRow:
+    """One aligned row: frame ``ia`` of A and/or ``ib`` of B (``None`` on a missing side).
+    ``same``: both present with the same event name and data."""
+
+    ia: int | None
+    ib: int | None
+    a: FrameRecord | None
+    b: FrameRecord | None
+
+    @property
+    def same(self) -> bool:
+        return (
+            self.a is not None
+            and self.b is not None
+            and (self.a.event, self.a.data, self.a.comments)
+            == (self.b.event, self.b.data, self.b.comments)
+        )
+
+
+def align_frames(
+    a: Sequence[FrameRecord],
+    b: Sequence[FrameRecord],
+    *,
+    by: Literal["index", "time"] = "index",
+    tolerance: float = 0.005,
+) -> list[FrameRow]:
+    """Pair frames by position, or by time: frames whose times are within ``tolerance``
+    seconds pair up; otherwise the earlier frame gets a row of its own."""
+    if by == "index":
+        n = max(len(a), len(b))
+        return [
+            FrameRow(
+                i if i < len(a) else None,
+                i if i < len(b) else None,
+                a[i] if i < len(a) else None,
+                b[i] if i < len(b) else None,
+            )
+            for i in range(n)
+        ]
+    rows: list[FrameRow] = []
+    i = j = 0
+    while i < len(a) or j < len(b):
+        if i < len(a) and j < len(b) and abs(a[i].t - b[j].t) <= tolerance:
+            rows.append(FrameRow(i, j, a[i], b[j]))
+            i += 1
+            j += 1
+        elif j >= len(b) or (i < len(a) and a[i].t < b[j].t):
+            rows.append(FrameRow(i, None, a[i], None))
+            i += 1
+        else:
+            rows.append(FrameRow(None, j, None, b[j]))
+            j += 1
+    return rows
+
+
+# -- the comparison -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Everything compared; see the module docstring."""
+
+    a: TurnSide
+    b: TurnSide
+    metrics: tuple[Metric, ...]
+    text_ops: tuple[WordOp, ...]
+    reasoning_ops: tuple[WordOp, ...]
+    tool_calls: tuple[ToolCallComparison, ...] = field(default=())
+
+    @property
+    def text_identical(self) -> bool:
+        return all(op.tag == "equal" for op in self.text_ops)
+
+    def differences(self) -> list[str]:
+        """What differs, timings excluded (empty: the two turns are the same)."""
+        out = [f"{m.name}: {m.a} → {m.b}" for m in self.metrics if m.differs and not m.timing]
+        changed = _changed_words(self.text_ops)
+        if changed:
+            out.append(f"text: {changed} word{'s' if changed != 1 else ''} differ")
+        changed = _changed_words(self.reasoning_ops)
+        if changed:
+            out.append(f"reasoning: {changed} word{'s' if changed != 1 else ''} differ")
+        for call in self.tool_calls:
+            out += call.describe()
+        return out
+
+
+def compare_turns(a: TurnSide, b: TurnSide) -> Comparison:
+    calls_a, calls_b = a.turn.tool_calls, b.turn.tool_calls
+    calls = tuple(
+        _compare_call(
+            i,
+            calls_a[i] if i < len(calls_a) else None,
+            calls_b[i] if i < len(calls_b) else None,
+        )
+        for i in range(max(len(calls_a), len(calls_b)))
+    )
+    return Comparison(
+        a,
+        b,
+        tuple(_metrics(a, b)),
+        tuple(word_diff(a.turn.text, b.turn.text)),
+        tuple(word_diff(a.turn.reasoning, b.turn.reasoning)),
+        calls,
+    )

@@ -1,0 +1,139 @@
+"""Replaying a capture through the same pipeline a live turn runs through."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import orjson
+
+from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse
+from streamscope.core.turn.assembler import Outcome, StreamEnd, Turn
+from streamscope.core.turn.observer import TurnObserver
+from streamscope.core.turn.pipeline import StreamPipeline
+from streamscope.core.wire.content_type import classify_content_type
+from streamscope.core.wire.dialects.base import RequestSpec
+from streamscope.core.wire.events import DialectWarning
+
+__all__ = ["replay_capture"]
+
+_YIELD_EVERY = 64  # instant replay: let the event loop breathe every N reads
+
+
+async def replay_capture(
+    capture: Capture,
+    *,
+    speed: float | None = None,
+    observer: TurnObserver | None = None,
+    dialect: str | None = None,
+    keep_frames: bool = True,
+) -> Turn:
+    """Feed a capture through the pipeline as the client did live and return the Turn.
+
+    ``speed=None`` replays instantly (yielding to the event loop now and then); ``1.0`` at
+    the recorded times, ``10.0`` ten times faster. ``dialect`` overrides the capture's.
+    Times given to the pipeline and the observer are the recorded ones (seconds since the
+    request), whatever the speed. The observer sees the same calls as live.
+    """
+    if speed is not None and speed <= 0:
+        raise ValueError(f"speed must be > 0, not {speed}")
+    obs = observer or TurnObserver()
+    own_dialect = dialect is None
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+
+    async def wait_until(t: float) -> None:
+        if speed is not None:
+            delay = start + t / speed - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+
+    if capture.request is not None:
+        r = capture.request
+        try:
+            body_json = orjson.loads(r.body) if r.body else {}
+        except orjson.JSONDecodeError:
+            body_json = {}
+        obs.request_started(
+            RequestSpec(
+                r.method, r.url, dict(r.headers), body_json if isinstance(body_json, dict) else {}
+            ),
+            r.body,
+            0.0,
+        )
+    response = capture.response
+    ctype: str | None = None
+    if response is not None:
+        await wait_until(response.t)
+        obs.response_started(response.status, list(response.headers), response.t)
+        ctype = response.header("content-type")
+    pipeline = StreamPipeline(
+        dialect or capture.dialect,
+        keep_frames=keep_frames,
+        content_type=ctype,
+        request_sent=0.0,
+        headers=response.t if response is not None else None,
+    )
+    end = capture.end or CaptureEnd("broken", detail="capture ended without an end record")
+    t_last = response.t if response is not None else 0.0
+    first = True
+    for n, (t, data) in enumerate(capture.reads):
+        await wait_until(t)
+        if speed is None and n % _YIELD_EVERY == _YIELD_EVERY - 1:
+            await asyncio.sleep(0)
+        if first:
+            first = False
+            _initial_warnings(pipeline, response, data, t)
+        obs.read(data, t)
+        update = pipeline.feed(data, t)
+        obs.progressed(update, t)
+        t_last = t
+        if update.protocol_error:
+            break
+    t_end = end.elapsed if end.elapsed is not None else t_last
+    await wait_until(t_end)
+    stream_end = StreamEnd(
+        end.kind,
+        elapsed=end.elapsed,
+        status=response.status if response is not None else None,
+        headers=dict(response.headers) if response is not None else {},
+        content_type=ctype,
+        body=end.body or b"",
+        detail=end.detail,
+        timeout=end.timeout,
+    )
+    tail = pipeline.end_input(stream_end, t_end)
+    if tail.frames or tail.events:  # (as the client does)
+        obs.progressed(tail, t_end)
+    turn = pipeline.close(stream_end, t_end)
+    if (
+        own_dialect
+        and end.body is None
+        and end.kind in ("http_error", "not_a_stream")
+        and end.outcome is not None
+    ):
+        # The error body is not in the capture: keep the reason the live turn gave.
+        turn = replace(turn, outcome=Outcome(end.outcome), reason=end.reason)
+    obs.finished(turn)
+    return turn
+
+
+def _initial_warnings(
+    pipeline: StreamPipeline, response: CaptureResponse | None, head: bytes, t: float
+) -> None:
+    """The warnings the client adds before the first read (as it did live)."""
+    if response is None:
+        return
+    ctype = response.header("content-type")
+    _, guess = classify_content_type(ctype, head)
+    if guess:
+        pipeline.assembler.apply(DialectWarning(guess), t)
+    encoding = (response.header("content-encoding") or "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        pipeline.assembler.apply(
+            DialectWarning(
+                f"server compressed the body (Content-Encoding: {encoding}) despite "
+                "Accept-Encoding: identity; frames show the decompressed bytes"
+            ),
+            t,
+        )

@@ -1,0 +1,5 @@
+"""Talking to endpoints: the streaming client, the stream worker process, endpoint settings,
+the models API, secrets (keyring), curl import/export and raw requests.
+
+May import :mod:`~streamscope.core.wire` and :mod:`~streamscope.core.turn`.
+"""

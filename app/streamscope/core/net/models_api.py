@@ -1,0 +1,263 @@
+"""Talking to an endpoint outside a turn: list its models, test the connection.
+
+Kept apart from :mod:`streamscope.core.net.endpoints` (the data model) so that opening the
+window does not import the network stack.
+"""
+
+from __future__ import annotations
+
+import errno
+import ssl
+import time
+from typing import Any
+
+import httpx
+
+from streamscope.core.net.endpoints import MODELS_TIMEOUT, Endpoint
+from streamscope.core.redact import redact_url
+
+__all__ = [
+    "ModelListError",
+    "auth_headers",
+    "fetch_models",
+    "make_http_client",
+    "models_url",
+    "parse_models",
+    "test_connection",
+]
+
+
+class ModelListError(Exception):
+    """Listing models failed; the message is for people (status, server message, hint)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def models_url(endpoint: Endpoint, base_url: str | None = None) -> str:
+    """Where the endpoint lists its models (``base_url`` overrides the endpoint's, for the
+    demo). Ollama: ``{base}/api/tags``; every other dialect ``{base}/models``."""
+    base = (base_url if base_url is not None else endpoint.base_url).rstrip("/")
+    if endpoint.dialect == "ollama":
+        return base + "/api/tags"
+    if endpoint.dialect == "anthropic":
+        return base + "/models?limit=1000"
+    if endpoint.dialect == "gemini":
+        return base + "/models?pageSize=1000"
+    return base + "/models"
+
+
+def auth_headers(endpoint: Endpoint, api_key: str | None) -> dict[str, str]:
+    """Authentication (and version) headers for a plain GET, plus the extra headers."""
+    headers: dict[str, str] = {"Accept": "application/json"}
+    if endpoint.dialect == "anthropic":
+        from streamscope.core.wire.dialects.anthropic import ANTHROPIC_VERSION
+
+        headers["anthropic-version"] = ANTHROPIC_VERSION
+        if api_key:
+            headers["x-api-key"] = api_key
+    elif endpoint.dialect == "gemini":
+        if api_key:
+            headers["x-goog-api-key"] = api_key
+    elif api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    headers.update({k: v for k, v in endpoint.extra_headers.items() if v})
+    return headers
+
+
+def parse_models(dialect: str, doc: Any) -> list[str]:
+    """Model names from a models listing, in the server's order, without duplicates.
+
+    OpenAI-style (and Anthropic): ``{"data": [{"id": ...}]}``; Gemini:
+    ``{"models": [{"name": "models/x"}]}`` (prefix dropped; models that cannot generate
+    content are skipped); Ollama: ``{"models": [{"name": ...}]}``. Other shapes give ``[]``.
+    """
+    if not isinstance(doc, dict):
+        return []
+    names: list[str] = []
+    data = doc.get("data")
+    if isinstance(data, list):
+        names += [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+    models = doc.get("models")
+    if isinstance(models, list):
+        for m in models:
+            if not isinstance(m, dict):
+                continue
+            name = m.get("name") if isinstance(m.get("name"), str) else m.get("model")
+            if not isinstance(name, str):
+                continue
+            methods = m.get("supportedGenerationMethods")
+            if isinstance(methods, list) and not (
+                {"generateContent", "streamGenerateContent"} & set(methods)
+            ):
+                continue
+            if dialect == "gemini" or name.startswith("models/"):
+                name = name.removeprefix("models/")
+            names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def make_http_client(
+    endpoint: Endpoint, *, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` with the endpoint's TLS options (for models / test)."""
+    verify: ssl.SSLContext | bool
+    if not endpoint.tls_verify:
+        verify = False
+    elif endpoint.ca_bundle:
+        verify = ssl.create_default_context(cafile=endpoint.ca_bundle)
+    else:
+        try:
+            import truststore
+
+            verify = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        except ImportError:  # pragma: no cover - truststore is a dependency
+            verify = True
+    return httpx.AsyncClient(verify=verify, transport=transport, trust_env=True)
+
+
+async def _get_models(
+    endpoint: Endpoint, api_key: str | None, client: httpx.AsyncClient, base_url: str | None
+) -> tuple[list[str], float]:
+    base = base_url if base_url is not None else endpoint.base_url
+    if not base.strip():
+        raise ModelListError("No base URL set")
+    url = models_url(endpoint, base)
+    shown = redact_url(url)
+    timeout = httpx.Timeout(MODELS_TIMEOUT, connect=endpoint.connect_timeout)
+    t0 = time.monotonic()
+    try:
+        response = await client.get(url, headers=auth_headers(endpoint, api_key), timeout=timeout)
+    except httpx.ConnectTimeout:
+        raise ModelListError(
+            f"Timed out after {endpoint.connect_timeout:g} s connecting to {_host(url)}"
+        ) from None
+    except httpx.TimeoutException:
+        raise ModelListError(
+            f"{_host(url)} accepted the connection but sent no answer within {MODELS_TIMEOUT:g} s"
+        ) from None
+    except httpx.ConnectError as exc:
+        raise ModelListError(_describe_connect_error(exc, url)) from None
+    except httpx.HTTPError as exc:
+        raise ModelListError(f"Request to {shown} failed: {type(exc).__name__}: {exc}") from None
+    elapsed = time.monotonic() - t0
+    if response.status_code >= 400:
+        raise ModelListError(_describe_status(response, shown), response.status_code)
+    try:
+        doc = response.json()
+    except ValueError:
+        ctype = response.headers.get("content-type", "no Content-Type")
+        raise ModelListError(
+            f"HTTP {response.status_code} from {shown}, but the body is not JSON ({ctype})",
+            response.status_code,
+        ) from None
+    return parse_models(endpoint.dialect, doc), elapsed
+
+
+async def fetch_models(
+    endpoint: Endpoint,
+    api_key: str | None,
+    client: httpx.AsyncClient,
+    *,
+    base_url: str | None = None,
+) -> list[str]:
+    """The endpoint's model names; :class:`ModelListError` with a readable message on failure.
+
+    ``base_url`` overrides the endpoint's (the Built-in demo's URL is known at run time).
+    """
+    models, _ = await _get_models(endpoint, api_key, client, base_url)
+    return models
+
+
+async def test_connection(
+    endpoint: Endpoint,
+    api_key: str | None,
+    client: httpx.AsyncClient,
+    *,
+    base_url: str | None = None,
+) -> tuple[bool, str]:
+    """GET the models listing: ``(True, "Connected · 12 models · 0.21 s")`` or
+    ``(False, <what went wrong and what to check>)``. Never raises for network trouble."""
+    try:
+        models, elapsed = await _get_models(endpoint, api_key, client, base_url)
+    except ModelListError as exc:
+        return False, str(exc)
+    count = f"{len(models)} model{'s' if len(models) != 1 else ''}"
+    note = ""
+    if endpoint.model and models and endpoint.model not in models:
+        note = f" · “{endpoint.model}” is not in the list"
+    return True, f"Connected · {count} · {elapsed:.2f} s{note}"
+
+
+def _host(url: str) -> str:
+    return httpx.URL(url).netloc.decode("ascii", "replace")
+
+
+def _exception_chain_text(exc: BaseException) -> str:
+    """The messages of ``exc`` and its causes (anyio hides "refused" behind a summary)."""
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        parts.append(str(current))
+        if isinstance(current, OSError) and current.errno == errno.ECONNREFUSED:
+            parts.append("connection refused")
+        current = current.__cause__ or current.__context__
+    return " | ".join(parts)
+
+
+def _describe_connect_error(exc: httpx.ConnectError, url: str) -> str:
+    text = str(exc)
+    low = _exception_chain_text(exc).lower()
+    host = _host(url)
+    if "certificate" in low or "ssl" in low or "tls" in low:
+        return (
+            f"TLS error talking to {host}: {text} — set a CA bundle for a self-signed "
+            "server, or turn verification off"
+        )
+    if "refused" in low or "errno 111" in low or "10061" in low:
+        return f"Connection refused by {host} — is the server running on that port?"
+    if "name or service not known" in low or "nodename" in low or "getaddrinfo" in low:
+        return f"Could not resolve host {host!r} — check the base URL"
+    return f"Could not connect to {host}: {text or type(exc).__name__}"
+
+
+def _describe_status(response: httpx.Response, shown_url: str) -> str:
+    status = response.status_code
+    message = _server_message(response)
+    suffix = f": {message}" if message else ""
+    if status in (401, 403):
+        what = "401 Unauthorized" if status == 401 else "403 Forbidden"
+        return f"{what} — the API key was missing or rejected{suffix}"
+    if status == 404:
+        return (
+            f"404 Not Found at {shown_url} — check the base URL (it must include the "
+            f"version prefix, e.g. /v1) and the dialect{suffix}"
+        )
+    if status == 429:
+        retry = response.headers.get("retry-after")
+        hint = f" · retry after {retry} s" if retry else ""
+        return f"429 Too Many Requests{hint}{suffix}"
+    reason = response.reason_phrase or "error"
+    return f"HTTP {status} {reason}{suffix}"
+
+
+def _server_message(response: httpx.Response) -> str:
+    try:
+        doc = response.json()
+    except ValueError:
+        return ""
+    if isinstance(doc, dict):
+        err = doc.get("error", doc)
+        if isinstance(err, dict):
+            msg = err.get("message")
+            if isinstance(msg, str):
+                return msg[:300]
+        elif isinstance(err, str):
+            return err[:300]
+        msg = doc.get("message") or doc.get("detail")
+        if isinstance(msg, str):
+            return msg[:300]
+    return ""

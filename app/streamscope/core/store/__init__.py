@@ -1,0 +1,5 @@
+"""What is saved: the SQLite database (conversations, messages, turns), the in-memory chat
+history, the session that saves a streaming answer on a clock, and export.
+
+May import every other stage of the core (a session keeps its turns' captures).
+"""

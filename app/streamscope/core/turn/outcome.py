@@ -1,0 +1,251 @@
+"""Outcome rules: how a stream ended (:class:`StreamEnd`) and what arrived decide a turn's
+:class:`Outcome` and its one-line human reason.
+
+``completed`` needs the dialect's terminal signal; a body that ends or breaks before it is
+``truncated`` (the finish reason that did arrive is still named); the user's stop is
+``cancelled``; HTTP errors, in-stream errors, bodies that are not streams and protocol errors
+are ``error`` — with the server's message and ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any, Literal
+
+import orjson
+
+from streamscope.core.wire.events import ServerError
+
+
+class Outcome(enum.Enum):
+    """How a turn ended."""
+
+    COMPLETED = "completed"
+    TRUNCATED = "truncated"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+
+EndKind = Literal[
+    "eof",  # the body ended cleanly (EOF / complete chunked body)
+    "broken",  # the connection broke mid-body (reset, incomplete chunked body ...)
+    "idle_timeout",  # no semantic progress for too long
+    "first_byte_timeout",  # headers (or nothing) but no body byte in time
+    "cancelled",  # the user stopped it
+    "http_error",  # status >= 400; ``body`` holds (a bounded part of) the error body
+    "not_a_stream",  # 2xx but not an event stream (HTML page, plain JSON ...)
+    "protocol_error",  # the framing layer gave up (line too long)
+    "connect_error",  # no response at all (DNS, refused, TLS ...)
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEnd:
+    """How the byte stream ended, as the client (or a replay) saw it.
+
+    ``elapsed``: seconds since the request was sent. ``bytes_received``: body bytes (the
+    pipeline fills it in when left at 0). ``status``/``headers``/``content_type``/``body``
+    describe the response for ``http_error`` and ``not_a_stream`` (``body`` bounded by the
+    caller, e.g. 1 MB). ``detail``: exception text. ``timeout``: the limit that fired.
+    """
+
+    kind: EndKind
+    elapsed: float | None = None
+    bytes_received: int = 0
+    status: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    content_type: str | None = None
+    body: bytes = b""
+    detail: str = ""
+    timeout: float | None = None
+
+
+def describe_end(
+    end: StreamEnd,
+    *,
+    elapsed: float | None,
+    terminal: str | None,
+    expected_terminal: str,
+    finish_reason: str | None,
+    server_error: ServerError | None,
+    partial_frame: bool = False,
+) -> tuple[Outcome, str]:
+    """The outcome and its one-line reason, from how the stream ended and what arrived."""
+    size = format_bytes(end.bytes_received)
+    match end.kind:
+        case "cancelled":
+            after = f" after {elapsed:.1f} s" if elapsed is not None else ""
+            return Outcome.CANCELLED, f"Cancelled by you{after}"
+        case "http_error":
+            return Outcome.ERROR, describe_http_error(end)
+        case "not_a_stream":
+            return Outcome.ERROR, describe_not_a_stream(end)
+        case "connect_error":
+            return Outcome.ERROR, f"could not connect: {end.detail or 'no response'}"
+        case "protocol_error":
+            detail = end.detail or "framing error"
+            return Outcome.ERROR, f"protocol error after {size}: {detail}"
+    if server_error is not None:
+        code = f"{server_error.code}: " if server_error.code else ""
+        return Outcome.ERROR, f"in-stream error: {code}{_clip(server_error.message)}"
+    if terminal is not None:
+        fr = f" (finish_reason={finish_reason})" if finish_reason else ""
+        return Outcome.COMPLETED, f"{terminal} received{fr}"
+    had = (
+        f" ({_finish_label(expected_terminal)}={finish_reason} had arrived)"
+        if finish_reason
+        else ""
+    )
+    missing = f"no {expected_terminal}"
+    mid = " mid-frame" if partial_frame else ""
+    match end.kind:
+        case "eof":
+            return Outcome.TRUNCATED, f"connection closed{mid} after {size}, {missing}{had}"
+        case "broken":
+            detail = f": {_clip(end.detail, 80)}" if end.detail else ""
+            return Outcome.TRUNCATED, f"connection broken{mid} after {size}, {missing}{had}{detail}"
+        case "idle_timeout":
+            limit = f" after {end.timeout:g} s" if end.timeout is not None else ""
+            return (
+                Outcome.TRUNCATED,
+                f"idle timeout{limit} with no progress ({size} received), {missing}{had}",
+            )
+        case _:  # first_byte_timeout
+            limit = f" within {end.timeout:g} s" if end.timeout is not None else ""
+            return Outcome.TRUNCATED, f"no response body{limit}, {missing}"
+
+
+def _finish_label(expected_terminal: str) -> str:
+    return "finishReason" if expected_terminal == "finishReason" else "finish_reason"
+
+
+def format_bytes(n: int) -> str:
+    """``512 B``, ``18.2 KB``, ``19.1 MB`` (binary multiples)."""
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    return None
+
+
+def _content_type(end: StreamEnd) -> str:
+    return (end.content_type or _header(end.headers, "content-type") or "").strip()
+
+
+def _looks_like_html(end: StreamEnd) -> bool:
+    if "html" in _content_type(end).lower():
+        return True
+    head = end.body[:512].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html"))
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def _html_title(body: bytes) -> str | None:
+    m = _TITLE.search(body[:65536])
+    if m is None:
+        return None
+    title = " ".join(m.group(1).decode("utf-8", "replace").split())
+    return title or None
+
+
+def error_body_fields(body: bytes) -> tuple[str | None, str | None]:
+    """``(code, message)`` from a provider's JSON error body (OpenAI, Anthropic, Gemini,
+    Ollama shapes), or ``(None, None)``."""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None, None
+    if not isinstance(obj, dict):
+        return None, None
+    err = obj.get("error", obj)
+    if isinstance(err, str):
+        return None, err
+    if not isinstance(err, dict):
+        return None, None
+    code: Any = None
+    for key in ("code", "status", "type"):
+        value = err.get(key)
+        if isinstance(value, str) and value:
+            code = value
+            break
+    message = err.get("message") or err.get("detail")
+    return code, (str(message) if message is not None else None)
+
+
+def _retry_after(headers: Mapping[str, str]) -> str | None:
+    value = _header(headers, "retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    return f"retry after {value} s" if value.isdigit() else f"retry after {value}"
+
+
+def describe_http_error(end: StreamEnd) -> str:
+    """``429 rate_limit_exceeded · You exceeded your quota · retry after 20 s``."""
+    status = end.status or 0
+    parts: list[str] = []
+    if _looks_like_html(end):
+        title = _html_title(end.body)
+        head = f"{status} HTML page, not an event stream"
+        parts.append(f"{head}: {_clip(title, 100)}" if title else head)
+    else:
+        code, message = error_body_fields(end.body)
+        if code is None:
+            try:
+                code = HTTPStatus(status).phrase
+            except ValueError:
+                code = "HTTP error"
+        parts.append(f"{status} {code}")
+        if message:
+            parts.append(_clip(message))
+        elif not end.body.strip():
+            parts.append("empty body")
+    retry = _retry_after(end.headers)
+    if retry:
+        parts.append(retry)
+    return " · ".join(parts)
+
+
+def describe_not_a_stream(end: StreamEnd) -> str:
+    """Why a 2xx body is not an event stream, with what it was instead."""
+    ctype = _content_type(end) or "no content type"
+    status = f"{end.status} " if end.status is not None else ""
+    if _looks_like_html(end):
+        title = _html_title(end.body)
+        head = f"{status}HTML page, not an event stream"
+        return f"{head}: {_clip(title, 100)}" if title else head
+    code, message = error_body_fields(end.body)
+    if message:
+        label = f"{code}: " if code else ""
+        return f"{status}{ctype} body, not an event stream · {label}{_clip(message)}"
+    return f"{status}{ctype} body, not an event stream"
+
+
+__all__ = [
+    "EndKind",
+    "Outcome",
+    "StreamEnd",
+    "describe_end",
+    "describe_http_error",
+    "describe_not_a_stream",
+    "error_body_fields",
+    "format_bytes",
+]

@@ -1,0 +1,325 @@
+"""The byte pipeline: response bytes -> frames -> StreamEvents -> Turn. Pure.
+
+``StreamPipeline`` owns the framing decoder (SSE or NDJSON, by the dialect), the dialect's
+parser and the :class:`~streamscope.core.turn.assembler.TurnAssembler`. The client (or a replay, or
+a test) feeds it every network read with its time and closes it with a
+:class:`~streamscope.core.turn.assembler.StreamEnd`::
+
+    pipe = StreamPipeline("openai", keep_frames=True, content_type=ctype, request_sent=t0)
+    for data, t in reads:
+        update = pipe.feed(data, t)       # update.frames, update.events, update.progress ...
+    turn = pipe.close(StreamEnd("eof"), t_end)
+
+A framing protocol error (line too long) does not raise: ``update.protocol_error`` says
+so, later feeds are ignored, and ``close`` gives an ``error`` outcome with the partial turn.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
+
+from streamscope.core.turn.assembler import StreamEnd, Turn, TurnAssembler
+from streamscope.core.wire.dialects import (
+    detect_dialect,
+    get_dialect,
+    is_ndjson_content_type,
+)
+from streamscope.core.wire.dialects.base import Dialect, Framing, StreamParser
+from streamscope.core.wire.events import DialectWarning, StreamEvent
+from streamscope.core.wire.ndjson import NDJSONDecoder
+from streamscope.core.wire.sse import RawFrame, SSEDecoder, SSEEvent, SSEProtocolError
+
+__all__ = ["ParsedFrame", "PipelineUpdate", "StreamPipeline", "turn_to_json"]
+
+_CLEAN_ENDS = frozenset({"eof"})
+# A blank line at the very end of the body: the last SSE block was terminated.
+_BLOCK_END = re.compile(rb"(?>\r\n|\r|\n)(?>\r\n|\r|\n)\Z")
+
+
+_new_tuple = tuple.__new__
+
+
+class ParsedFrame(NamedTuple):
+    """One decoded frame and the events the dialect made of it (in order)."""
+
+    frame: RawFrame
+    events: list[StreamEvent]
+
+
+@dataclass(slots=True)
+class PipelineUpdate:
+    """What one ``feed`` (or the end of input) produced.
+
+    ``frames`` is filled only with ``keep_frames=True``; ``events`` always holds every new
+    event in order. ``progress``: some event was semantic progress (text, reasoning or
+    argument bytes) — what the idle timeout watches. ``terminal``: the terminal signal has
+    arrived (so far). ``protocol_error``: the framing layer gave up (stop reading and close
+    with ``StreamEnd("protocol_error")``).
+    """
+
+    frames: list[ParsedFrame] = field(default_factory=list)
+    events: list[StreamEvent] = field(default_factory=list)
+    progress: bool = False
+    terminal: bool = False
+    protocol_error: str | None = None
+
+
+_Decoder = SSEDecoder | NDJSONDecoder
+
+
+class StreamPipeline:
+    """Bytes in, Turn out; see the module docstring."""
+
+    def __init__(
+        self,
+        dialect: str = "auto",
+        *,
+        keep_frames: bool = True,
+        content_type: str | None = None,
+        max_line_bytes: int = 1 << 20,
+        request_sent: float | None = None,
+        headers: float | None = None,
+    ) -> None:
+        self.keep_frames = keep_frames
+        self.content_type = content_type
+        self._max_line = max_line_bytes
+        self._dialect: Dialect | None = None if dialect == "auto" else get_dialect(dialect)
+        self._parser: StreamParser | None = None
+        self._decoder: _Decoder | None = None
+        self._sniff = b""
+        self._protocol_error: str | None = None
+        self._flushed = False
+        self._pending_warnings: list[StreamEvent] = []
+        self._sniffed_frames = False  # the decoder was driven in frames mode by flush()
+        self._tail = b""  # last bytes of the body (events mode: was the last block ended?)
+        self.assembler = TurnAssembler(request_sent=request_sent, headers=headers)
+        if self._dialect is not None:
+            self._use(self._dialect)
+            self._decoder = self._new_decoder(self._dialect.framing)
+
+    # -- public ---------------------------------------------------------------------------
+
+    @property
+    def dialect_name(self) -> str | None:
+        """The dialect in use; ``None`` while ``auto`` has not decided yet."""
+        return self._dialect.name if self._dialect is not None else None
+
+    @property
+    def framing(self) -> Framing | None:
+        """``"sse"`` or ``"ndjson"``; ``None`` until known."""
+        match self._decoder:
+            case SSEDecoder():
+                return "sse"
+            case NDJSONDecoder():
+                return "ndjson"
+        return None
+
+    def feed(self, data: bytes, t: float) -> PipelineUpdate:
+        """Feed one network read received at time ``t``."""
+        update = PipelineUpdate()
+        if not data or self._protocol_error is not None or self._flushed:
+            update.terminal = self.assembler.terminal_signal is not None
+            update.protocol_error = self._protocol_error
+            return update
+        asm = self.assembler
+        if asm.first_byte is None:
+            asm.first_byte = t
+        asm.bytes_received += len(data)
+        if not self.keep_frames:
+            self._tail = (self._tail + data)[-4:]
+        decoder = self._decoder
+        if decoder is None:
+            self._sniff += data
+            framing = self._choose_framing(self._sniff)
+            if framing is None:
+                return update
+            data, self._sniff = self._sniff, b""
+            decoder = self._decoder = self._new_decoder(framing)
+        try:
+            if self.keep_frames:
+                self._frames(decoder.feed_frames(data), t, update)
+            else:
+                self._events(decoder.feed(data), t, update)
+        except SSEProtocolError as exc:
+            self._protocol_error = str(exc)
+            if self.keep_frames:
+                self._frames(exc.frames, t, update)
+            else:
+                self._events(exc.events, t, update)
+        update.terminal = asm.terminal_signal is not None
+        update.protocol_error = self._protocol_error
+        return update
+
+    def flush(self, t: float, *, clean: bool = True) -> PipelineUpdate:
+        """End of input: decode what the framing layer still holds and, when the body ended
+        cleanly, let the dialect react (Gemini: a finishReason then EOF is the terminal).
+        Called by :meth:`close` if not called before; later calls return an empty update."""
+        update = PipelineUpdate()
+        if self._flushed:
+            return update
+        self._flushed = True
+        if self._decoder is None and self._sniff:
+            framing = self._choose_framing(self._sniff, final=True) or "sse"
+            self._decoder = self._new_decoder(framing)
+            data, self._sniff = self._sniff, b""
+            self._sniffed_frames = True
+            try:
+                self._frames(self._decoder.feed_frames(data), t, update)
+            except SSEProtocolError as exc:
+                self._protocol_error = str(exc)
+                self._frames(exc.frames, t, update)
+        decoder = self._decoder
+        if decoder is not None and self._protocol_error is None:
+            if self.keep_frames or self._sniffed_frames:
+                self._frames(decoder.close_frames(), t, update)
+            else:
+                self._events(decoder.close(), t, update)
+                if (
+                    isinstance(decoder, SSEDecoder)
+                    and self._tail.strip(b"\r\n")
+                    and _BLOCK_END.search(self._tail) is None
+                ):
+                    self.assembler.partial_frame = True
+        if clean and self._parser is not None and self._protocol_error is None:
+            self._apply(self._parser.end_of_body(), t, update)
+        update.terminal = self.assembler.terminal_signal is not None
+        update.protocol_error = self._protocol_error
+        return update
+
+    def end_input(self, end: StreamEnd, t: float) -> PipelineUpdate:
+        """The input ended as ``end`` says: :meth:`flush` accordingly and return what that
+        produced (the unterminated tail frame, end-of-body events) for the observers;
+        :meth:`close` then decides the outcome."""
+        return self.flush(t, clean=end.kind in _CLEAN_ENDS)
+
+    def close(self, end: StreamEnd, t: float) -> Turn:
+        """Finish the turn: flush the input, then decide the outcome from ``end``."""
+        self.flush(t, clean=end.kind in _CLEAN_ENDS)
+        if self._protocol_error is not None and end.kind not in ("cancelled", "protocol_error"):
+            end = replace(end, kind="protocol_error", detail=self._protocol_error)
+        elif end.kind == "protocol_error" and not end.detail and self._protocol_error:
+            end = replace(end, detail=self._protocol_error)
+        return self.assembler.finish(end, t)
+
+    def snapshot(self) -> Turn:
+        """The Turn so far."""
+        return self.assembler.snapshot()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _new_decoder(self, framing: Framing) -> _Decoder:
+        if framing == "ndjson":
+            return NDJSONDecoder(self._max_line)
+        return SSEDecoder(self._max_line)
+
+    def _use(self, dialect: Dialect) -> None:
+        self._dialect = dialect
+        self._parser = dialect.new_parser()
+        self.assembler.expected_terminal = dialect.terminal
+
+    def _choose_framing(self, head: bytes, *, final: bool = False) -> Framing | None:
+        """SSE or NDJSON for ``auto``: by content type, else by the first bytes."""
+        ctype = (self.content_type or "").lower()
+        if is_ndjson_content_type(ctype):
+            return "ndjson"
+        if "event-stream" in ctype:
+            return "sse"
+        stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if not stripped:
+            return "sse" if final else None
+        return "ndjson" if stripped[:1] in (b"{", b"[") else "sse"
+
+    def _decide(self, ev: SSEEvent) -> StreamParser:
+        name = detect_dialect(self.content_type, [ev])
+        warn: list[StreamEvent] = []
+        if name is None:
+            name = "ollama" if isinstance(self._decoder, NDJSONDecoder) else "openai"
+            if '"error"' not in ev.data:
+                warn.append(DialectWarning(f"auto: could not tell the dialect; assuming {name}"))
+        self._use(get_dialect(name))
+        assert self._parser is not None
+        self._pending_warnings = warn
+        return self._parser
+
+    def _frames(self, frames: list[RawFrame], t: float, update: PipelineUpdate) -> None:
+        asm = self.assembler
+        keep = self.keep_frames
+        parser = self._parser
+        out = update.events
+        apply = asm.apply
+        progress = update.progress
+        frames_out = update.frames
+        for frame in frames:
+            ev = frame.event
+            if ev is None:
+                if not frame.complete:
+                    asm.partial_frame = True
+                if keep:
+                    frames_out.append(ParsedFrame(frame, []))
+                continue
+            asm.events += 1
+            if parser is None:
+                parser = self._decide(ev)
+                events = [*self._pending_warnings, *parser.parse(ev)]
+            else:
+                events = parser.parse(ev)
+            if frame.invalid_utf8:
+                events.append(DialectWarning("a frame was not valid UTF-8 (decoded with U+FFFD)"))
+            if len(events) == 1:
+                if apply(events[0], t):
+                    progress = True
+                out.append(events[0])
+            else:
+                for e in events:
+                    if apply(e, t):
+                        progress = True
+                out.extend(events)
+            if keep:
+                frames_out.append(_new_tuple(ParsedFrame, (frame, events)))
+        update.progress = progress
+
+    def _events(self, evs: list[SSEEvent], t: float, update: PipelineUpdate) -> None:
+        asm = self.assembler
+        parser = self._parser
+        out = update.events
+        apply = asm.apply
+        progress = update.progress
+        asm.events += len(evs)
+        for ev in evs:
+            if parser is None:
+                parser = self._decide(ev)
+                events = [*self._pending_warnings, *parser.parse(ev)]
+            else:
+                events = parser.parse(ev)
+            for e in events:
+                if apply(e, t):
+                    progress = True
+            out.extend(events)
+        update.progress = progress
+
+    def _apply(self, events: list[StreamEvent], t: float, update: PipelineUpdate) -> None:
+        for e in events:
+            if self.assembler.apply(e, t):
+                update.progress = True
+        update.events.extend(events)
+
+
+def turn_to_json(turn: Turn) -> dict[str, Any]:
+    """The CLI's ``--json`` object for a finished turn (extra keys are allowed by the
+    contract: ``reasoning_channel``)."""
+    return {
+        "outcome": turn.outcome.value if turn.outcome is not None else None,
+        "reason": turn.reason,
+        "text": turn.text,
+        "reasoning": turn.reasoning,
+        "reasoning_channel": turn.reasoning_channel,
+        "tool_calls": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls
+        ],
+        "finish_reason": turn.finish_reason,
+        "usage": turn.usage,
+        "events": turn.events,
+        "warnings": list(turn.warnings),
+    }
