@@ -10,7 +10,8 @@ Everything listens on 127.0.0.1 only; every subprocess has a timeout.
    delay, in two variants: ``line`` (``t0 t1 t2 ...``: the demo's ``demo-firehose`` deltas, one
    endless line) and ``paragraphs`` (word tokens forming Markdown paragraphs, headings, lists
    and code blocks). Peers on the same stream, in the same run: the real ``MainWindow``
-   (offscreen, inspector open on Frames, GC on the Qt thread as ``run_app`` does), headless
+   (offscreen, inspector open on Frames, GC on the Qt thread as ``run_app`` does, with a real
+   profile: the conversation is saved to SQLite and the capture written), headless
    ``streamscope send --json`` and the official ``openai`` SDK. Times are in-process from the
    request to the end (the GUI's: to ``completed`` and to the final Markdown rendered),
    excluding interpreter start and imports, so they compare the same work.
@@ -405,9 +406,14 @@ def case_firehose_gui(base_url: str, variant: str, n: int) -> dict[str, Any]:
     )
     store.save(store.load().with_endpoint(ep).select("bench"))
     _app, collector, loop = _qt_app()
+    from streamscope.ui.app import open_profile
     from streamscope.ui.main_window import MainWindow
 
-    window = MainWindow()
+    # The real app end to end: the conversation database and the capture store of a profile,
+    # so what a turn's end costs (final save, capture written) is in the figures.
+    db, captures = open_profile()
+    assert db is not None and captures is not None
+    window = MainWindow(store=db, captures=captures)
     window.show()
     window.inspector.setCurrentIndex(0)  # Frames
     expected = "".join(tokens_for(variant, n))
@@ -444,9 +450,13 @@ def case_firehose_gui(base_url: str, variant: str, n: int) -> dict[str, Any]:
             frames=window.inspector.frames_model.rowCount(),
             render_slice_max_ms=card.last_render_max_slice_ms,
         )
+        saved = db.load_conversation(db.list_conversations()[0].id).messages[-1]
+        assert saved.text == expected and saved.turn is not None and saved.turn.capture_id
+        assert captures.load(saved.turn.capture_id).reads.size > len(expected)
         await window.shutdown()
 
     loop.run_until_complete(run())
+    db.close()
     out["rss_mb"] = peak_rss_mb()
     collector.stop()
     return out
