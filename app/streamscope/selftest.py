@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from streamscope.core.turn.assembler import Turn
+    from streamscope.core.turn.model import Turn
     from streamscope.ui.main_window import MainWindow
 
 PROMPT = "StreamScope self-test"
@@ -152,7 +152,7 @@ def _checks_with_qt() -> Report:
     from PySide6.QtGui import QFontDatabase
     from PySide6.QtWidgets import QApplication
 
-    from streamscope.core.turn.assembler import Outcome
+    from streamscope.core.turn.outcome import Outcome
 
     modules = import_all()
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from streamscope.core.store.history import ChatHistory, ToolResult
-from streamscope.core.turn.assembler import Outcome, ToolCallState, Turn
+from streamscope.core.turn.model import ToolCallState, Turn
+from streamscope.core.turn.outcome import Outcome
 
 
 def turn(text: str, outcome: Outcome = Outcome.COMPLETED, **kw: object) -> Turn:

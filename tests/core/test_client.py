@@ -15,7 +15,8 @@ from streamscope.core.net.client import (
     TurnObserver,
     classify_content_type,
 )
-from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.core.turn.pipeline import PipelineUpdate
 from streamscope.core.wire.conversation import Conversation, Message
 from streamscope.core.wire.dialects import get_dialect

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from streamscope.core.turn.assembler import StreamEnd
+from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline, turn_to_json
 
 FIXTURES = Path(__file__).parent / "fixtures"

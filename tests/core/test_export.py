@@ -11,7 +11,8 @@ from streamscope.cli import main
 from streamscope.core.store.database import Store
 from streamscope.core.store.export import conversation_to_json, conversation_to_markdown
 from streamscope.core.store.history import ToolResult
-from streamscope.core.turn.assembler import Outcome, ToolCallState, Turn
+from streamscope.core.turn.model import ToolCallState, Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolDefinition
 
 

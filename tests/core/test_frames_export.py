@@ -15,7 +15,7 @@ from streamscope.core.capture.frames_export import (
     to_jsonl,
     write_jsonl,
 )
-from streamscope.core.turn.assembler import Outcome
+from streamscope.core.turn.outcome import Outcome
 
 SSE = (
     b'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,'

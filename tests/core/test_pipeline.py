@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamscope.core.turn.assembler import Outcome, StreamEnd
+from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline, turn_to_json
 from streamscope.core.wire.dialects import detect_dialect, get_dialect
 from streamscope.core.wire.events import DialectWarning, Terminal, TextDelta

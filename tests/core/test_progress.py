@@ -9,7 +9,6 @@ from streamscope.core.turn.pipeline import StreamPipeline
 from streamscope.core.turn.progress import (
     FLAG_DETACHED,
     FLAG_INCOMPLETE,
-    SNIFF_EVENTS,
     FrameKind,
     Progress,
     ProgressEncoder,
@@ -66,7 +65,7 @@ def test_rows_index_the_reads_and_carry_kind_time_and_flags() -> None:
     assert b"".join(d for d, _t in merged.reads) == body
 
 
-def test_text_and_reasoning_are_joined_and_counted_other_events_kept() -> None:
+def test_the_delta_carries_text_and_counters_other_frames_their_events() -> None:
     reads = [chat({"content": f"w{i} "}) for i in range(10)]
     reads.append(TOOL)
     reads.append(chat({}, usage={"prompt_tokens": 1, "completion_tokens": 10}))
@@ -74,20 +73,37 @@ def test_text_and_reasoning_are_joined_and_counted_other_events_kept() -> None:
     merged = Progress()
     for batch in batches:
         merged.merge(batch)
-    assert "".join(merged.text) == "".join(f"w{i} " for i in range(10))
-    assert merged.text_deltas == 10
-    assert (merged.first_text, merged.last_text) == (0.1, 1.0)
-    kinds = [type(e) for e, _t in merged.events]
-    assert ToolCallDelta in kinds and Usage in kinds
-    assert all(not isinstance(e, str) for e, _t in merged.events)
-    assert merged.tool_events
+    delta = merged.delta
+    assert delta is not None
+    assert delta.text == "".join(f"w{i} " for i in range(10))
+    assert (delta.text_deltas, delta.progress, delta.events) == (10, 11, 12)
+    assert (delta.timings.first_answer, delta.timings.last_token) == (0.1, 1.1)
+    assert [(c.position, c.id, c.arguments, c.parses) for c in delta.tool_calls] == [
+        (0, "c1", "{}", True)
+    ]
+    rows = merged.rows
+    # text frames are spans of the turn's text; the others carry their events
+    assert sorted(rows.events) == [0, 10, 11]  # (the first also starts the message)
+    assert [type(e) for e in rows.events[10]] == [ToolCallDelta]
+    assert [type(e) for e in rows.events[11]] == [Usage]
+    assert list(rows.text_ends) == [3 * (i + 1) for i in range(10)] + [30, 30]
+    assert list(rows.kinds[:10]) == [FrameKind.TEXT] * 10
 
 
-def test_only_the_first_events_are_passed_on_for_the_dialect_check() -> None:
-    batches, _ = encode([chat({"content": str(i)}) for i in range(3 * SNIFF_EVENTS)])
-    sniffed = [e for b in batches for e in b.sniffed]
-    assert len(sniffed) == SNIFF_EVENTS
-    assert '"content": "0"' in sniffed[0].data
+def test_a_frame_in_another_reasoning_channel_carries_its_event() -> None:
+    reads = [
+        chat({"reasoning_content": "a"}),
+        chat({"reasoning_content": "bc"}),
+        chat({"reasoning": "d"}),
+        chat({"content": "x"}),
+    ]
+    batches, _ = encode(reads, per_batch=10)
+    rows = batches[0].rows
+    assert list(rows.kinds) == [FrameKind.REASONING] * 3 + [FrameKind.TEXT]
+    assert list(rows.reasoning_ends) == [1, 3, 4, 4]
+    assert list(rows.text_ends) == [0, 0, 0, 1]
+    assert sorted(rows.events) == [0, 2]  # 0 starts the message; 2 changed channel
+    assert batches[0].delta is not None and batches[0].delta.reasoning == "abcd"
 
 
 def test_a_frame_whose_bytes_were_not_read_keeps_them() -> None:
@@ -108,10 +124,11 @@ def test_a_batch_pickles_small_without_per_frame_objects() -> None:
     assert len(batch.rows) == 5000
     data = pickle.dumps(batch, protocol=5)
     # the bytes once, ~26 bytes of numbers per frame, the text: not an object per frame
-    assert len(data) < len(body) + 5000 * 40 + len("".join(batch.text)) * 2
+    assert batch.delta is not None
+    assert len(data) < len(body) + 5000 * 40 + len(batch.delta.text) * 2
     again = pickle.loads(data)
     assert list(again.rows.offsets) == list(batch.rows.offsets)
-    assert again.text == batch.text
+    assert again.delta == batch.delta
 
 
 def test_merged_batches_keep_their_detached_bytes_addressable() -> None:

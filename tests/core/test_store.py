@@ -23,7 +23,8 @@ from streamscope.core.store.database import (
 )
 from streamscope.core.store.history import ToolResult
 from streamscope.core.store.schema import SCHEMA_VERSION, SchemaTooNewError, schema_version
-from streamscope.core.turn.assembler import Outcome, Timings, ToolCallState, Turn
+from streamscope.core.turn.model import Timings, ToolCallState, Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolCall, ToolDefinition
 from streamscope.demo.server import DemoServer
 

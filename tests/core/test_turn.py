@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from streamscope.core.turn.assembler import (
-    Outcome,
-    StreamEnd,
-    Turn,
-    TurnAssembler,
-    describe_http_error,
-    format_bytes,
-)
+from streamscope.core.turn.assembler import TurnAssembler
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome, StreamEnd, describe_http_error, format_bytes
 from streamscope.core.wire.events import (
     DialectWarning,
     FinishReason,
@@ -66,7 +61,7 @@ def test_interleaved_parallel_tool_calls_merge_by_index() -> None:
         (0, "call_a", "f", '{"y":2}'),
         (1, "call_b", "g", '{"x":1}'),
     ]
-    assert [text for _, text in calls[0].fragments] == ['{"y":', "2}"]
+    assert [f.text for f in calls[0].fragments] == ['{"y":', "2}"]
     assert calls[1].arguments_parse()
 
 
@@ -363,7 +358,7 @@ def test_summary_of_completed_turn() -> None:
 
 def test_status_line_for_each_outcome() -> None:
     """The status bar's words, one per outcome (text alone must be enough)."""
-    from streamscope.core.turn.assembler import StreamEnd
+    from streamscope.core.turn.outcome import StreamEnd
     from streamscope.core.turn.pipeline import StreamPipeline
 
     chunk = b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n'

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 
 from streamscope.core.net.client import StreamClient, StreamTimeouts
-from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import Conversation, Message
 from streamscope.core.wire.dialects import get_dialect
 from streamscope.demo.scenarios import SCENARIOS, expected_finish_reason

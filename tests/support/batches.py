@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from streamscope.core.turn.assembler import StreamEnd, Turn
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline
 from streamscope.core.turn.progress import ProgressEncoder
 from streamscope.ui.turn_runner import ProgressBatch

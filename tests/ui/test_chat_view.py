@@ -13,7 +13,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from streamscope.core.turn.assembler import Outcome, Timings, ToolCallState, Turn
+from streamscope.core.turn.model import Timings, ToolCallState, Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.chat_view import AssistantCard, ChatView
 from streamscope.ui.markdown import TextPane
 

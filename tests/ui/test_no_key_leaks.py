@@ -21,7 +21,7 @@ from streamscope.core.capture.bundle import write_repro_bundle
 from streamscope.core.capture.format import write_capture
 from streamscope.core.net.endpoints import new_endpoint
 from streamscope.core.store.export import conversation_to_json, conversation_to_markdown
-from streamscope.core.turn.assembler import Turn
+from streamscope.core.turn.model import Turn
 from streamscope.demo.server import DemoServer
 from streamscope.ui.app import open_profile, setup_logging
 from streamscope.ui.main_window import MainWindow

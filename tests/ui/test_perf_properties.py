@@ -17,7 +17,8 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse, ReadLog
 from streamscope.core.net.client import StreamClient
-from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.chat_view import ChatView
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.markdown import (

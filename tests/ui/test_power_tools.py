@@ -17,7 +17,8 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.core.net.curl import parse_curl
 from streamscope.core.net.raw_request import secret_account
-from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.main_window import MainWindow
 from streamscope.ui.power_tools import PowerTools
 from streamscope.ui.request_editor import EditResendDialog

@@ -11,7 +11,8 @@ import pytest
 import qasync
 
 from streamscope.core.net.client import StreamClient
-from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import Conversation, Message
 from streamscope.core.wire.dialects import get_dialect
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart

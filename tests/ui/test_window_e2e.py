@@ -11,7 +11,8 @@ import pytest
 import qasync
 from pytestqt.qtbot import QtBot
 
-from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.main_window import MainWindow
 
 

@@ -19,7 +19,8 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.core.capture.files import CaptureStore
 from streamscope.core.store.database import Store
-from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.main_window import MainWindow
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject, Signal
@@ -20,9 +19,9 @@ from streamscope.core.net.endpoints import Endpoint
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
 from streamscope.core.store.history import ChatHistory, ToolResult
 from streamscope.core.store.session import ChatSession
-from streamscope.core.turn.assembler import Outcome, ToolCallState, Turn
-from streamscope.core.wire.conversation import ToolCall, ToolDefinition
-from streamscope.core.wire.events import ToolCallDelta, ToolCallDone, ToolCallStarted
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome
+from streamscope.core.wire.conversation import ToolDefinition
 from streamscope.ui.chat_view import AssistantCard, ChatView
 from streamscope.ui.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
@@ -34,41 +33,6 @@ if TYPE_CHECKING:
     from streamscope.core.capture.recorder import CaptureRecorder
     from streamscope.core.net.worker import StreamWorker
     from streamscope.core.wire.dialects.base import RequestSpec
-
-
-@dataclass(slots=True)
-class _LiveCall:
-    id: str | None
-    name: str | None
-    parts: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _LiveToolCalls:
-    """Tool calls as they stream, for the chat card (the inspector keeps its own)."""
-
-    calls: dict[int, _LiveCall] = field(default_factory=dict)
-
-    def apply(self, batch: ProgressBatch) -> bool:
-        changed = False
-        for event, _t in batch.events:
-            match event:
-                case ToolCallStarted(index, id, name) | ToolCallDelta(index, id, name, _):
-                    key = index if index is not None else len(self.calls)
-                    call = self.calls.setdefault(key, _LiveCall(id, name))
-                    call.id = call.id or id
-                    call.name = call.name or name
-                    if isinstance(event, ToolCallDelta) and event.arguments:
-                        call.parts.append(event.arguments)
-                    changed = True
-                case ToolCallDone():
-                    changed = True
-        return changed
-
-    def states(self) -> list[ToolCallState]:
-        return [
-            ToolCallState(key, c.id, c.name, "".join(c.parts), ()) for key, c in self.calls.items()
-        ]
 
 
 _log = logging.getLogger("streamscope.chat")
@@ -120,8 +84,6 @@ class ChatController(QObject):
         self.session = ChatSession()
         self._recorder: CaptureRecorder | None = None
         self._card: AssistantCard | None = None
-        self._live_tools = _LiveToolCalls()
-        self._tokens = 0
         self._prepare: asyncio.Task[None] | None = None
         self.answer_cards: list[AssistantCard] = []
         self.last_capture: Capture | None = None
@@ -197,8 +159,6 @@ class ChatController(QObject):
             return False
         self._replaying = capture
         self._card = self.chat.begin_assistant_message(label)
-        self._live_tools = _LiveToolCalls()
-        self._tokens = 0
         self.status.show_started(label)
         self.busyChanged.emit(True)
         self.runner.start_replay(capture, speed=speed)
@@ -260,8 +220,6 @@ class ChatController(QObject):
         self._card.resultsSubmitted.connect(self._on_card_results_submitted)
         self.answer_cards.append(self._card)
         self.session.answer_started(alternative=alternative)
-        self._live_tools = _LiveToolCalls()
-        self._tokens = 0
         self.status.show_started(status)
         self.busyChanged.emit(True)
 
@@ -335,30 +293,15 @@ class ChatController(QObject):
         self.inspector.set_response(status, headers)
 
     def _on_runner_turn_progressed(self, batch: ProgressBatch) -> None:
-        card = self._card
         at_bottom = self.chat.is_at_bottom()
-        if card is not None:
-            text, reasoning = "".join(batch.text), "".join(batch.reasoning)
-            if reasoning:
-                card.append_reasoning(reasoning, batch.reasoning_channel or "")
-            if text:
-                self._tokens += batch.text_deltas
-                card.append_text(text)
-            tools_changed = batch.tool_events and self._live_tools.apply(batch)
-            if tools_changed:
-                card.set_tool_calls(self._live_tools.states())
+        delta = batch.delta
+        if delta is not None:
+            if self._card is not None:
+                self._card.take(delta)
             if self._replaying is None:
-                calls = self._live_tools.states() if tools_changed else None
-                self.session.answer_progressed(
-                    text,
-                    reasoning,
-                    batch.reasoning_channel,
-                    [ToolCall(c.id, c.name or "", c.arguments) for c in calls]
-                    if calls is not None
-                    else None,
-                )
+                self.session.answer_progressed(delta)
         self.inspector.add_progress(batch)
-        self.status.show_progress(batch, self._tokens)
+        self.status.show_progress(batch)
         if at_bottom:
             self.chat.scroll_to_bottom()
 
@@ -367,7 +310,7 @@ class ChatController(QObject):
         if self._card is not None:
             self._card.finish(turn)
         self.inspector.finish_turn(turn)
-        self.status.show_turn(turn, self.inspector.frames_model.rowCount())
+        self.status.show_turn(turn, len(self.inspector.frames_model.log))
         replayed, self._replaying = self._replaying, None
         if replayed is not None:
             self.last_capture = replayed
@@ -398,12 +341,7 @@ class ChatController(QObject):
                 answers, chosen = cast(tuple[list[Turn], int], payload)
                 for i, turn in enumerate(answers):
                     card = self.chat.begin_assistant_message(turn.model or "assistant")
-                    if turn.reasoning:
-                        card.append_reasoning(turn.reasoning, turn.reasoning_channel or "")
-                    card.append_text(turn.text)
-                    if turn.tool_calls:
-                        card.set_tool_calls(turn.tool_calls)
-                    card.finish(turn)
+                    card.show_turn(turn)
                     card.setVisible(i == chosen)
                     self.answer_cards.append(card)
         self.historyChanged.emit()

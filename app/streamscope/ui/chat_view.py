@@ -8,8 +8,9 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
+from streamscope.ui.answer_card import AssistantCard
 from streamscope.ui.markdown import warm_up_highlighting
-from streamscope.ui.message_card import AssistantCard, NoticeCard, UserCard
+from streamscope.ui.message_card import NoticeCard, UserCard
 
 BOTTOM_SLACK = 4
 """Pixels from the end that still count as "at the bottom"."""

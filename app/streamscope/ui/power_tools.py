@@ -310,15 +310,12 @@ class PowerTools(QObject):
 
     def frame_records(self) -> list[FrameRecord]:
         """The Frames table's rows as records (time since the request)."""
-        model = self.window.inspector.frames_model
-        rows = model.rowCount()
-        if not rows:
+        log = self.window.inspector.frames_model.log
+        if not len(log):
             return []
-        first = model.frame_bytes(0).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        first = log.frame_bytes(0).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
         framing: Framing = "ndjson" if first in (b"{", b"[") else "sse"
-        return records_from_bytes(
-            ((model.frame_bytes(r), model.times[r] - model.t0) for r in range(rows)), framing
-        )
+        return records_from_bytes(log.frames(), framing)
 
     def export_frames_to(self, path: Path) -> int:
         """Write the current turn's frames to ``path`` as JSON Lines; lines written."""

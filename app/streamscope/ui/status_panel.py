@@ -8,7 +8,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from streamscope.core.turn.assembler import Outcome, Turn, format_bytes
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome, format_bytes
 from streamscope.ui.turn_runner import ProgressBatch
 
 GLYPHS = {
@@ -51,6 +52,7 @@ class StatusPanel(QWidget):
         layout.addWidget(self.glyph)
         layout.addWidget(self.label, 1)
         self.outcome: Outcome | None = None
+        self._deltas = 0
 
     def text(self) -> str:
         return self.label.text()
@@ -62,11 +64,16 @@ class StatusPanel(QWidget):
         self.label.setText(text)
 
     def show_started(self, what: str) -> None:
+        self._deltas = 0
         self.show_message(f"Sending to {what}…")
         self.glyph.setText("●")
 
-    def show_progress(self, batch: ProgressBatch, tokens: int) -> None:
-        rate = tokens / batch.elapsed if batch.elapsed > 0 else 0.0
+    def show_progress(self, batch: ProgressBatch) -> None:
+        """Live figures: elapsed, bytes, frames, and progress events (the reducer's count of
+        text, reasoning and argument fragments) per second."""
+        deltas = batch.delta.progress if batch.delta is not None else self._deltas
+        self._deltas = deltas
+        rate = deltas / batch.elapsed if batch.elapsed > 0 else 0.0
         self.glyph.setText("●")
         self.label.setText(
             f"Streaming · {batch.elapsed:.1f} s · {format_bytes(batch.total_bytes)}"

@@ -24,7 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from streamscope.core.capture.format import Capture, CaptureResponse, now_iso
 from streamscope.core.capture.recorder import end_from_turn, redact_request
 from streamscope.core.redact import mask_value, scrub, secret_values
-from streamscope.core.turn.assembler import Turn
+from streamscope.core.turn.model import Turn
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 
 __all__ = ["MAX_TURNS", "SessionTurn", "SessionTurnsRecorder"]

@@ -1,18 +1,18 @@
 """The one QObject that owns a turn's asyncio task and turns core callbacks into Qt signals.
 
-Core observer callbacks arrive per network read; widgets must not repaint per read. The
-runner appends everything to a pending :class:`ProgressBatch` and a single-shot timer flushes
-it at most ``max_flush_hz`` times a second (the interval stretches when a flush was slow,
-as qtconsole does). Under a flood a batch is sealed every :data:`MAX_BATCH_FRAMES` frames
-and the timer emits sealed batches for at most :data:`FLUSH_BUDGET_MS` per event-loop turn,
-so no flush blocks the loop for long. At the end of a turn everything pending is flushed
-synchronously, then ``turnFinished`` is emitted, so listeners always see every byte before
-the outcome.
+Core observer callbacks arrive per network read (or per worker batch); widgets must not
+repaint per read. The runner appends everything to a pending
+:class:`~streamscope.core.turn.progress.Progress` batch, sealed every
+:data:`~streamscope.ui.pacing.MAX_BATCH_FRAMES` frames, and the window's
+:class:`~streamscope.ui.paint_clock.PaintClock` has it deliver them (see
+:mod:`streamscope.ui.pacing`). At the end of a turn everything pending is delivered
+synchronously, then ``turnFinished`` is emitted, so listeners always see every byte — and
+the reducer's last delta — before the outcome.
 
 Signals (coarse, few):
     turnStarted(TurnStart)        the request is about to go out
     responseStarted(int, list)    status and headers
-    turnProgressed(ProgressBatch) everything that arrived since the last flush
+    turnProgressed(ProgressBatch) everything that arrived since the last delivery
     turnFinished(Turn)            the outcome, after the last turnProgressed
 """
 
@@ -31,8 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from streamscope.core.turn.assembler import Outcome, StreamEnd, Turn
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.progress import Progress, ProgressEncoder
+from streamscope.ui import pacing
+from streamscope.ui.paint_clock import PaintClock, default_clock
 
 if TYPE_CHECKING:
     # The network stack (httpx) and the capture store load with the first turn, not with
@@ -44,23 +47,6 @@ if TYPE_CHECKING:
     from streamscope.core.wire.dialects.base import RequestSpec
 
 _log = logging.getLogger("streamscope")
-
-MAX_INTERVAL_MS = 250
-"""The longest a slow flush can stretch the interval to."""
-
-MAX_BATCH_FRAMES = 4096
-"""A batch is sealed once it holds this many frames (at a read boundary) and a new one is
-started; the timer emits sealed batches a few at a time. So the work a flush causes in
-the views is bounded however fast the stream is, and the loop can paint between batches."""
-
-FLUSH_BUDGET_MS = 8.0
-"""With a backlog of sealed batches, the timer emits more of them while it has spent less
-than this in one event-loop turn (so a backlog drains with few paints, in bounded steps)."""
-
-MAX_BACKLOG = 8
-"""At most this many sealed batches wait for the timer; beyond that the collector emits one
-itself (see :meth:`_Collector.progressed`)."""
-
 
 @dataclass(frozen=True, slots=True)
 class TurnStart:
@@ -131,16 +117,15 @@ class TurnRunner(QObject):
         self,
         client: StreamClient | None = None,
         parent: QObject | None = None,
-        max_flush_hz: float = 60.0,
         *,
         worker: StreamWorker | None = None,
+        clock: PaintClock | None = None,
     ) -> None:
         """``worker``: run live turns in that stream worker process (replays run here);
         without one, or if it cannot start, ``client`` runs them on this thread."""
         super().__init__(parent)
         self._client = client
         self._worker = worker
-        self.min_interval_ms = max(1, int(1000 / max_flush_hz))
         self.flushes = 0
         self._task: asyncio.Task[Turn] | None = None
         self._encoder = ProgressEncoder()
@@ -150,10 +135,9 @@ class TurnRunner(QObject):
         self._last_t = 0.0
         self._replaying = False
         self._recorded: ReadLog | None = None
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(self.min_interval_ms)
-        self._timer.timeout.connect(self._on_timer_timeout)
+        self._interval_ms = float(pacing.FLUSH_INTERVAL_MS)
+        self.clock = clock if clock is not None else default_clock()
+        self.clock.add_source(self._deliver)
         self.last_turn: Turn | None = None
         # Once the event loop runs (the window has painted), load the HTTP stack's lazy
         # parts in the background, so the first send does not import them on the UI thread.
@@ -248,17 +232,9 @@ class TurnRunner(QObject):
         self._replaying = True
         self._recorded = capture.reads
 
-        async def replay() -> Turn:
-            try:
-                return await replay_capture(
-                    capture, speed=speed, observer=observer, dialect=dialect
-                )
-            except asyncio.CancelledError:
-                turn = Turn(outcome=Outcome.CANCELLED, reason="Replay cancelled by you")
-                observer.finished(turn)
-                raise
-
-        return self._own(replay())
+        return self._own(
+            replay_capture(capture, speed=speed, observer=observer, dialect=dialect)
+        )
 
     def _prepare(self, dialect: str, observers: Sequence[TurnObserver]) -> TurnObserver:
         if self.running:
@@ -300,58 +276,59 @@ class TurnRunner(QObject):
         self._t0 = t
         self.turnStarted.emit(TurnStart(spec, body, self._dialect, t, self._recorded))
 
-    def _schedule(self) -> None:
-        if not self._timer.isActive():
-            self._timer.start()
-
     def _on_finished(self, turn: Turn) -> None:
-        self._timer.stop()
         self.flush()
         self.last_turn = turn
         self.turnFinished.emit(turn)
 
     def _after_progress(self) -> None:
-        if self._encoder.pending.frame_count >= MAX_BATCH_FRAMES:
+        if self._encoder.pending.frame_count >= pacing.MAX_BATCH_FRAMES:
             self._seal()
-            if len(self._ready) > MAX_BACKLOG:
+            if len(self._ready) > pacing.MAX_BACKLOG:
                 # The views fall behind (an instant replay, a very fast link): hand them a
                 # batch now. This slows the producer down, so the backlog (and the memory
                 # it holds: every frame's bytes and events) stays bounded.
                 self._emit(self._ready.popleft())
-        self._schedule()
+        self.clock.poke(0 if self._ready else self._interval_ms)
 
-    def _seal(self) -> None:
-        """Close the pending batch (its totals are the turn's so far) and start a new one."""
-        if self._encoder.pending.is_empty():
+    def _seal(self, *, final: bool = False) -> None:
+        """Close the pending batch (its totals are the turn's so far) and start a new one;
+        ``final``: also when only the reducer has news (what finishing changed)."""
+        if self._encoder.pending.is_empty() and not final:
             return
         batch = self._encoder.take()
+        if batch.is_empty():
+            return
         batch.total_bytes = self._bytes
         batch.total_frames = self._encoder.frames
         now = self._last_t if self._replaying else time.monotonic()
         batch.elapsed = now - self._t0
         self._ready.append(batch)
 
-    def _on_timer_timeout(self) -> None:
+    def _deliver(self, deadline: float) -> float | None:
+        """The paint clock's source: emit sealed batches (the pending one too, when no
+        sealed one waits) until ``deadline``; the delay wanted until the next delivery."""
         if not self._ready:
             self._seal()
         if not self._ready:
-            return
+            return None
         started = time.perf_counter()
         self._emit(self._ready.popleft())
-        while self._ready and (time.perf_counter() - started) * 1000 < FLUSH_BUDGET_MS:
+        while self._ready and time.perf_counter() < deadline:
             self._emit(self._ready.popleft())  # a backlog: more batches in this loop turn
-        if self._ready or self._encoder.pending.frame_count >= MAX_BATCH_FRAMES:
-            self._timer.setInterval(0)  # more is waiting: come back after this loop turn
-        else:
-            # A slow flush stretches the next interval, so a flood cannot starve the loop.
-            spent_ms = (time.perf_counter() - started) * 1000
-            stretched = min(MAX_INTERVAL_MS, int(spent_ms * 2))
-            self._timer.setInterval(max(self.min_interval_ms, stretched))
-        self._timer.start()
+        if self._ready or self._encoder.pending.frame_count >= pacing.MAX_BATCH_FRAMES:
+            return 0  # more is waiting: come back after this loop turn
+        # A slow delivery stretches the next interval, so a flood cannot starve the loop.
+        spent_ms = (time.perf_counter() - started) * 1000
+        self._interval_ms = max(
+            pacing.FLUSH_INTERVAL_MS, min(pacing.MAX_INTERVAL_MS, spent_ms * 2)
+        )
+        return None if self._encoder.pending.is_empty() else self._interval_ms
 
     def flush(self) -> None:
-        """Emit everything that is pending now, oldest first (also at the end of a turn)."""
-        self._seal()
+        """Emit everything that is pending now, oldest first (also at the end of a turn,
+        with the reducer's last delta)."""
+        self._seal(final=True)
         while self._ready:
             self._emit(self._ready.popleft())
 

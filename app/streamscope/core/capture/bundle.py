@@ -25,7 +25,7 @@ import orjson
 
 from streamscope.core.capture.format import Capture, dump_capture, read_capture
 from streamscope.core.net.curl import to_curl
-from streamscope.core.turn.assembler import Turn
+from streamscope.core.turn.model import Turn
 from streamscope.core.turn.pipeline import turn_to_json
 
 __all__ = ["CAPTURE_MEMBER", "is_bundle", "read_repro_bundle", "write_repro_bundle"]

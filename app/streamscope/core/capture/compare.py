@@ -31,7 +31,7 @@ import orjson
 from streamscope.core.capture.format import Capture
 from streamscope.core.capture.frames_export import FrameRecord, capture_frames
 from streamscope.core.capture.json_diff import ValueChange, json_diff
-from streamscope.core.turn.assembler import ToolCallState, Turn
+from streamscope.core.turn.model import ToolCallState, Turn
 
 __all__ = [
     "Comparison",

@@ -21,7 +21,7 @@ The ``.sscap`` format (version 1) is UTF-8 JSON Lines, one object per line::
   request failed before any response).
 - ``t`` is seconds since the request was sent (monotonic clock); ``b64`` the exact bytes
   of that read (standard base64).
-- ``end`` is how the byte stream ended (:class:`~streamscope.core.turn.assembler.StreamEnd`:
+- ``end`` is how the byte stream ended (:class:`~streamscope.core.turn.outcome.StreamEnd`:
   ``kind``, ``elapsed``, ``detail``, ``timeout``; ``body_b64`` for an error body when
   known), plus the live turn's ``outcome`` and ``reason``. A capture cut short (the app
   was killed) has no ``end`` line and replays as a broken connection.
@@ -52,7 +52,7 @@ from typing import IO, Any
 import orjson
 
 from streamscope import __version__
-from streamscope.core.turn.assembler import EndKind
+from streamscope.core.turn.outcome import EndKind
 
 __all__ = [
     "CAPTURE_SUFFIX",

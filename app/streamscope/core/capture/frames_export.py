@@ -25,7 +25,7 @@ import orjson
 
 from streamscope.core.capture.format import Capture
 from streamscope.core.capture.replay import replay_capture
-from streamscope.core.turn.assembler import Turn
+from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.pipeline import PipelineUpdate
 from streamscope.core.wire.dialects.base import Framing

@@ -15,8 +15,9 @@ from streamscope.core.capture.format import (
     now_iso,
 )
 from streamscope.core.redact import mask_value, redact_url, scrub, secret_values
-from streamscope.core.turn.assembler import EndKind, Outcome, StreamEnd, Turn
+from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
+from streamscope.core.turn.outcome import EndKind, Outcome, StreamEnd
 from streamscope.core.wire.dialects.base import RequestSpec
 
 __all__ = ["CaptureRecorder", "end_from_turn", "redact_request"]

@@ -8,8 +8,9 @@ from dataclasses import replace
 import orjson
 
 from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse
-from streamscope.core.turn.assembler import Outcome, StreamEnd, Turn
+from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
+from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects.base import RequestSpec
@@ -62,11 +63,7 @@ async def replay_capture(
             0.0,
         )
     response = capture.response
-    ctype: str | None = None
-    if response is not None:
-        await wait_until(response.t)
-        obs.response_started(response.status, list(response.headers), response.t)
-        ctype = response.header("content-type")
+    ctype = response.header("content-type") if response is not None else None
     pipeline = StreamPipeline(
         dialect or capture.dialect,
         keep_frames=keep_frames,
@@ -76,20 +73,31 @@ async def replay_capture(
     )
     end = capture.end or CaptureEnd("broken", detail="capture ended without an end record")
     t_last = response.t if response is not None else 0.0
-    first = True
-    for n, (t, data) in enumerate(capture.reads):
-        await wait_until(t)
-        if speed is None and n % _YIELD_EVERY == _YIELD_EVERY - 1:
-            await asyncio.sleep(0)
-        if first:
-            first = False
-            _initial_warnings(pipeline, response, data, t)
-        obs.read(data, t)
-        update = pipeline.feed(data, t)
-        obs.progressed(update, t)
-        t_last = t
-        if update.protocol_error:
-            break
+    try:
+        if response is not None:
+            await wait_until(response.t)
+            obs.response_started(response.status, list(response.headers), response.t)
+        first = True
+        for n, (t, data) in enumerate(capture.reads):
+            await wait_until(t)
+            if speed is None and n % _YIELD_EVERY == _YIELD_EVERY - 1:
+                await asyncio.sleep(0)
+            if first:
+                first = False
+                _initial_warnings(pipeline, response, data, t)
+            obs.read(data, t)
+            update = pipeline.feed(data, t)
+            obs.progressed(update, t)
+            t_last = t
+            if update.protocol_error:
+                break
+    except asyncio.CancelledError:  # stopped: the turn so far, cancelled (as live)
+        cancelled = StreamEnd("cancelled", elapsed=t_last)
+        tail = pipeline.end_input(cancelled, t_last)
+        if tail.frames or tail.events:
+            obs.progressed(tail, t_last)
+        obs.finished(pipeline.close(cancelled, t_last))
+        raise
     t_end = end.elapsed if end.elapsed is not None else t_last
     await wait_until(t_end)
     stream_end = StreamEnd(

@@ -6,7 +6,7 @@
 
 The client never raises for what the server did: an HTTP error, a body that is not an event
 stream, a dead connection or a stall all end in a
-:class:`~streamscope.core.turn.assembler.Turn` whose outcome says so. Cancelling the task
+:class:`~streamscope.core.turn.model.Turn` whose outcome says so. Cancelling the task
 that awaits :meth:`StreamClient.run_turn` closes the connection at once; the cancelled Turn
 (partial text kept) goes to ``observer.finished`` and the ``CancelledError`` propagates, as
 asyncio expects.
@@ -29,8 +29,9 @@ import orjson
 
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
 from streamscope.core.redact import scrub, secret_values
-from streamscope.core.turn.assembler import StreamEnd, Turn
+from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
+from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects.base import RequestSpec

@@ -34,8 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.model import ToolCallState, Turn, apply_tool_calls
 from streamscope.core.turn.observer import TurnObserver
+from streamscope.core.turn.outcome import Outcome
 from streamscope.core.turn.progress import Progress, ProgressEncoder
 
 if TYPE_CHECKING:
@@ -88,8 +89,10 @@ class _Turn:
     spec: RequestSpec
     observer: TurnObserver
     done: asyncio.Future[Turn]
-    text: list[str] = field(default_factory=list)  # so far, for a turn the child lost
+    # What the reducer (in the child) published so far, kept for a turn the child loses.
+    text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
+    calls: list[ToolCallState] = field(default_factory=list)
     t0: float = 0.0
 
 
@@ -215,8 +218,10 @@ class StreamWorker:
         obs = turn.observer
         if kind == "batch":
             batch: Progress = args[0]
-            turn.text += batch.text
-            turn.reasoning += batch.reasoning
+            if batch.delta is not None:
+                turn.text.append(batch.delta.text)
+                turn.reasoning.append(batch.delta.reasoning)
+                apply_tool_calls(turn.calls, batch.delta.tool_calls)
             obs.batch(batch)
         elif kind == "request":
             body, t = args
@@ -244,6 +249,7 @@ class StreamWorker:
         result = Turn(
             text="".join(turn.text),
             reasoning="".join(turn.reasoning),
+            tool_calls=tuple(turn.calls),
             outcome=outcome,
             reason=reason,
         )
@@ -296,11 +302,11 @@ class _Forwarder(TurnObserver):
         if not self._writer.is_closing():
             self._writer.write(_pack((message[0], self._id, *message[1:])))
 
-    def _flush(self) -> None:
+    def _flush(self, *, final: bool = False) -> None:
         if self._later is not None:
             self._later.cancel()
             self._later = None
-        if not self._encoder.pending.is_empty():
+        if final or not self._encoder.pending.is_empty():
             self._send("batch", self._encoder.take())
         self._last_send = time.monotonic()
 
@@ -326,7 +332,7 @@ class _Forwarder(TurnObserver):
         self._send("ended", end)
 
     def finished(self, turn: Turn) -> None:
-        self._flush()
+        self._flush(final=True)  # (what finishing changed: calls done, last warnings)
         self._send("finished", turn)
 
 

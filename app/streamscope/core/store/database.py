@@ -48,7 +48,8 @@ from streamscope.core.store.records import (
     turn_from_stored,
 )
 from streamscope.core.store.schema import migrate
-from streamscope.core.turn.assembler import Outcome, ToolCallState, Turn
+from streamscope.core.turn.model import ToolCallState, Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolCall, ToolDefinition
 
 __all__ = [

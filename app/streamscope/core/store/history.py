@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from streamscope.core.turn.assembler import Outcome, Turn
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import Conversation, Message, ToolCall, ToolDefinition
 
 __all__ = ["ChatHistory", "ToolResult", "assistant_message"]

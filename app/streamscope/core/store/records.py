@@ -4,7 +4,7 @@ The domain objects (:class:`ConversationSummary`, :class:`StoredConversation`,
 :class:`StoredMessage`, :class:`StoredTurn`) never carry SQL; the ``*_from_row`` and
 ``*_to_json`` functions are the only place where a row's column order or a JSON column's
 shape is known. :func:`turn_from_stored` and :func:`to_chat_history` rebuild the window's
-:class:`~streamscope.core.turn.assembler.Turn` and
+:class:`~streamscope.core.turn.model.Turn` and
 :class:`~streamscope.core.store.history.ChatHistory`.
 """
 
@@ -18,7 +18,8 @@ from typing import Any
 import orjson
 
 from streamscope.core.store.history import ChatHistory, ToolResult
-from streamscope.core.turn.assembler import Outcome, Timings, ToolCallState, Turn
+from streamscope.core.turn.model import Timings, ToolCallState, Turn
+from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolCall, ToolDefinition
 
 __all__ = [

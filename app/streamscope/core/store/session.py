@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from streamscope.core.store.database import Store
 from streamscope.core.store.history import ChatHistory, ToolResult
 from streamscope.core.store.records import StoredMessage, to_chat_history
-from streamscope.core.turn.assembler import Turn
-from streamscope.core.wire.conversation import ToolCall, ToolDefinition
+from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
+from streamscope.core.wire.conversation import ToolDefinition
 
 if TYPE_CHECKING:  # captures load with the first turn, not with the window
     from streamscope.core.capture.files import CaptureStore
@@ -35,7 +35,7 @@ class SavedAnswer:
     text: list[str]
     reasoning: list[str]
     reasoning_channel: str | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
+    tool_calls: tuple[ToolCallState, ...] = ()
     saved_at: float = 0.0
 
 
@@ -135,25 +135,20 @@ class ChatSession:
                 self._answer_ids.append([message_id])
         self._answer = SavedAnswer(message_id, [], [], saved_at=self._clock())
 
-    def answer_progressed(
-        self,
-        text: str,
-        reasoning: str = "",
-        reasoning_channel: str | None = None,
-        tool_calls: Sequence[ToolCall] | None = None,
-    ) -> bool:
-        """Append what arrived; save it if the last save is ``save_interval`` old.
-        Returns whether it saved."""
+    def answer_progressed(self, delta: TurnDelta) -> bool:
+        """Keep what the reducer says changed; save it if the last save is
+        ``save_interval`` old. Returns whether it saved."""
         answer = self._answer
         if answer is None:
             return False
-        if text:
-            answer.text.append(text)
-        if reasoning:
-            answer.reasoning.append(reasoning)
-            answer.reasoning_channel = answer.reasoning_channel or reasoning_channel
-        if tool_calls is not None:
-            answer.tool_calls = tuple(tool_calls)
+        if delta.text:
+            answer.text.append(delta.text)
+        if delta.reasoning:
+            answer.reasoning.append(delta.reasoning)
+        answer.reasoning_channel = delta.reasoning_channel
+        if delta.tool_calls:
+            calls = apply_tool_calls(list(answer.tool_calls), delta.tool_calls)
+            answer.tool_calls = tuple(calls)
         now = self._clock()
         if self.store is None or answer.message_id is None:
             return False

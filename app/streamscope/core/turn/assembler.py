@@ -1,27 +1,31 @@
-"""Turn assembly: a pure reducer from StreamEvents to a Turn (outcome rules: outcome.py).
+"""The reducer: the only place a turn is assembled from its StreamEvents.
 
-``TurnAssembler.apply(event, t)`` folds one event in; ``snapshot()`` returns the Turn so
-far; ``finish(end, t)`` decides the :class:`Outcome` from how the stream ended
-(:class:`StreamEnd`, supplied by whoever ran the stream) and what arrived. Partial text and
-tool calls are kept in every outcome. Times are whatever monotonic clock the caller uses.
+``TurnAssembler.apply(event, t)`` folds one event in; :meth:`~TurnAssembler.take_delta`
+returns what changed since it was last called (a :class:`~streamscope.core.turn.model.TurnDelta`
+— what every view renders); ``snapshot()`` the whole :class:`~streamscope.core.turn.model.Turn`
+so far; ``finish(end, t)`` decides the :class:`~streamscope.core.turn.outcome.Outcome` from how
+the stream ended and what arrived. Partial text and tool calls are kept in every outcome. No
+I/O, no clocks: times are passed in.
+
+Progress (what the client's idle timeout watches, and what TTFT counts): a non-empty text,
+reasoning or tool-call argument fragment. Nothing else counts — keep-alives, usage, a finish
+reason, an announced tool call without arguments.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-import orjson
-
-from streamscope.core.turn.outcome import (
-    EndKind,
-    Outcome,
-    StreamEnd,
-    describe_end,
-    describe_http_error,
-    error_body_fields,
-    format_bytes,
+from streamscope.core.turn.model import (
+    Fragment,
+    Timings,
+    ToolCallState,
+    Turn,
+    TurnDelta,
+    parse_arguments,
 )
+from streamscope.core.turn.outcome import StreamEnd, describe_end
 from streamscope.core.wire.events import (
     DialectWarning,
     FinishReason,
@@ -41,143 +45,83 @@ from streamscope.core.wire.events import (
     Usage,
 )
 
-
-@dataclass(frozen=True, slots=True)
-class ToolCallState:
-    """One tool call as assembled: ``arguments`` is the raw text, never repaired;
-    ``fragments`` are ``(t, text)`` as they arrived."""
-
-    index: int
-    id: str | None
-    name: str | None
-    arguments: str
-    fragments: tuple[tuple[float, str], ...]
-    done: bool = False
-
-    def arguments_parse(self) -> bool:
-        """Whether the arguments so far are valid JSON."""
-        try:
-            orjson.loads(self.arguments)
-        except orjson.JSONDecodeError:
-            return False
-        return True
-
-
-@dataclass(frozen=True, slots=True)
-class Timings:
-    """Monotonic times of the turn's milestones (``None`` until they happen)."""
-
-    request_sent: float | None = None
-    headers: float | None = None
-    first_byte: float | None = None
-    first_token: float | None = None
-    last_token: float | None = None
-    end: float | None = None
-
-    @property
-    def ttft(self) -> float | None:
-        """Time to first token from the request (or first byte when that is unknown)."""
-        start = self.request_sent if self.request_sent is not None else self.first_byte
-        if start is None or self.first_token is None:
-            return None
-        return self.first_token - start
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """A turn so far (``outcome`` is ``None`` until the stream has ended)."""
-
-    text: str = ""
-    reasoning: str = ""
-    reasoning_channel: str | None = None
-    reasoning_signature: str | None = None
-    tool_calls: tuple[ToolCallState, ...] = ()
-    finish_reason: str | None = None
-    usage: dict[str, Any] | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    message_id: str | None = None
-    model: str | None = None
-    timings: Timings = Timings()
-    warnings: tuple[str, ...] = ()
-    malformed_frames: int = 0
-    events: int = 0
-    bytes_received: int = 0
-    terminal_signal: str | None = None
-    server_error: ServerError | None = None
-    outcome: Outcome | None = None
-    reason: str = ""
-    status: int | None = None
-
-    def summary(self) -> str:
-        """One compact line for the status bar, e.g.
-        ``Completed · stop · 412 tokens · TTFT 0.31 s · 58 tok/s``."""
-        if self.outcome is None:
-            return "Streaming…"
-        head = self.outcome.value.capitalize()
-        if self.outcome is Outcome.CANCELLED and self.reason.startswith(head):
-            return self.reason  # "Cancelled by you after 2.1 s"
-        if self.outcome is not Outcome.COMPLETED:
-            return f"{head} · {self.reason}"
-        parts = [head]
-        if self.finish_reason:
-            parts.append(self.finish_reason)
-        if self.output_tokens is not None:
-            parts.append(f"{self.output_tokens} tokens")
-        if self.tool_calls:
-            n = len(self.tool_calls)
-            parts.append(f"{n} tool call{'s' if n != 1 else ''}")
-        ttft = self.timings.ttft
-        if ttft is not None:
-            parts.append(f"TTFT {ttft:.2f} s")
-        rate = self.tokens_per_second()
-        if rate is not None:
-            parts.append(f"{rate:.0f} tok/s")
-        if self.malformed_frames:
-            parts.append(f"{self.malformed_frames} malformed frames")
-        return " · ".join(parts)
-
-    def tokens_per_second(self) -> float | None:
-        """Output tokens over the first-to-last token span, when both are known."""
-        t0, t1 = self.timings.first_token, self.timings.last_token
-        if self.output_tokens is None or t0 is None or t1 is None or t1 <= t0:
-            return None
-        return self.output_tokens / (t1 - t0)
+__all__ = ["TurnAssembler"]
 
 
 class _ToolCallBuilder:
-    __slots__ = ("arguments", "done", "fragments", "id", "index", "name", "parts")
+    __slots__ = ("arguments", "done", "fragments", "id", "index", "name", "parts", "position")
 
-    def __init__(self, index: int, id: str | None, name: str | None) -> None:
+    def __init__(self, position: int, index: int, id: str | None, name: str | None) -> None:
+        self.position = position
         self.index = index
         self.id = id
         self.name = name
         self.parts: list[str] = []
-        self.fragments: list[tuple[float, str]] = []
+        self.fragments: list[Fragment] = []
         self.arguments: str | None = None  # from ToolCallDone when no fragments came
         self.done = False
 
     def text(self) -> str:
         if self.parts:
-            return "".join(self.parts)
+            if len(self.parts) > 1:
+                self.parts[:] = ["".join(self.parts)]
+            return self.parts[0]
         return self.arguments or ""
 
     def freeze(self) -> ToolCallState:
+        text = self.text()
+        parses, partial = parse_arguments(text)
         return ToolCallState(
-            self.index, self.id, self.name, self.text(), tuple(self.fragments), self.done
+            self.index,
+            self.id,
+            self.name,
+            text,
+            tuple(self.fragments),
+            self.done,
+            self.position,
+            parses,
+            partial,
         )
 
 
-_COMPACT = 4096
-"""Answer deltas are joined into one string every this many (see ``_compact_text``)."""
+class _Pieces:
+    """Appended text, joined lazily: ``new()`` is what arrived since the last ``new()``."""
+
+    __slots__ = ("chunks", "joined", "parts", "taken")
+
+    COMPACT = 4096
+    """The latest pieces are joined into one chunk every this many (so a million one-word
+    strings are not joined, and freed, in one go at the end of a turn)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []  # the latest pieces
+        self.chunks: list[str] = []  # earlier pieces, joined COMPACT at a time
+        self.taken = 0  # chunks already handed out by new()
+        self.joined: str | None = ""
+
+    def compact(self) -> None:
+        self.chunks.append("".join(self.parts))
+        self.parts = []
+
+    def new(self) -> str:
+        if self.parts:
+            self.compact()
+        fresh = "".join(self.chunks[self.taken :])
+        self.taken = len(self.chunks)
+        return fresh
+
+    def text(self) -> str:
+        if self.joined is None:
+            self.joined = "".join([*self.chunks, *self.parts])
+        return self.joined
 
 
 class TurnAssembler:
-    """Folds StreamEvents into a Turn. No I/O, no clocks: times are passed in.
+    """Folds StreamEvents into a Turn; see the module docstring.
 
     ``expected_terminal`` names the dialect's terminal signal for reasons ("no [DONE]").
-    The pipeline maintains ``events``, ``bytes_received``, ``first_byte`` and
-    ``partial_frame``.
+    The pipeline maintains ``events``, ``bytes_received``, ``first_byte``, ``partial_frame``,
+    ``frame`` (the number of the frame being parsed), ``dialect`` and ``dialect_mismatch``.
     """
 
     def __init__(
@@ -192,16 +136,18 @@ class TurnAssembler:
         self.bytes_received = 0
         self.first_byte: float | None = None
         self.partial_frame = False
+        self.frame = -1
+        self.dialect: str | None = None
+        self.dialect_mismatch: str | None = None
         self._request_sent = request_sent
         self._headers = headers
-        self._text: list[str] = []  # the latest deltas
-        self._text_chunks: list[str] = []  # earlier deltas, joined _COMPACT at a time
-        self._text_cache: str | None = ""
-        self._reasoning: list[str] = []
+        self._text = _Pieces()
+        self._reasoning = _Pieces()
         self._channel: str | None = None
         self._signature: str | None = None
         self._calls: list[_ToolCallBuilder] = []
         self._by_index: dict[int, _ToolCallBuilder] = {}
+        self._changed: set[int] = set()  # positions of calls changed since the last delta
         self._finish: str | None = None
         self._usage: dict[str, Any] | None = None
         self._in_tokens: int | None = None
@@ -209,8 +155,14 @@ class TurnAssembler:
         self._message_id: str | None = None
         self._model: str | None = None
         self._first_token: float | None = None
+        self._first_reasoning: float | None = None
+        self._first_answer: float | None = None
         self._last_token: float | None = None
+        self._terminal_at: float | None = None
+        self._progress = 0
+        self._text_deltas = 0
         self._warnings: list[str] = []
+        self._warnings_taken = 0
         self._malformed = 0
         self._terminal: str | None = None
         self._error: ServerError | None = None
@@ -219,37 +171,44 @@ class TurnAssembler:
     # -- reducing ---------------------------------------------------------------------
 
     def apply(self, event: StreamEvent, t: float) -> bool:
-        """Fold ``event`` in; return whether it was semantic progress (text, reasoning or
-        argument bytes), which is what the idle timeout watches."""
+        """Fold ``event`` in; return whether it was progress (see the module docstring)."""
         if type(event) is TextDelta:  # the hot path
-            parts = self._text
-            parts.append(event.text)
-            self._text_cache = None
-            if len(parts) >= _COMPACT:
-                self._compact_text()
+            answer = self._text
+            answer.parts.append(event.text)
+            answer.joined = None
+            if len(answer.parts) >= _Pieces.COMPACT:
+                answer.compact()
+            self._text_deltas += 1
+            self._progress += 1
             if self._first_token is None:
                 self._first_token = t
+            if self._first_answer is None:
+                self._first_answer = t
             self._last_token = t
             return True
         match event:
-            case TextDelta(text):
-                self._text.append(text)
-                self._text_cache = None
-                if len(self._text) >= _COMPACT:
-                    self._compact_text()
+            case TextDelta():  # (a subclass; the hot path above takes the rest)
+                raise TypeError("TextDelta subclasses are not supported")
             case ReasoningDelta(text, channel):
-                self._reasoning.append(text)
+                pieces = self._reasoning
+                pieces.parts.append(text)
+                pieces.joined = None
+                if len(pieces.parts) >= _Pieces.COMPACT:
+                    pieces.compact()
                 if self._channel is None:
                     self._channel = channel
                 elif self._channel != channel and channel not in self._channel.split("+"):
                     self._channel = f"{self._channel}+{channel}"
+                if self._first_reasoning is None:
+                    self._first_reasoning = t
             case ToolCallDelta(index, id, name, arguments):
                 call = self._call_for(index, id, name)
-                if arguments:
-                    call.parts.append(arguments)
-                    call.fragments.append((t, arguments))
-                else:
+                if not arguments:
                     return False
+                call.parts.append(arguments)
+                call.fragments.append(Fragment(t, arguments, self.frame))
+                if self._first_answer is None:
+                    self._first_answer = t
             case ToolCallStarted(index, id, name):
                 self._call_for(index, id, name)
                 return False
@@ -280,22 +239,25 @@ class TurnAssembler:
             case Terminal(signal):
                 if self._terminal is None:
                     self._terminal = signal
+                    self._terminal_at = t
                 return False
             case MalformedFrame(reason):
                 self._malformed += 1
-                self._warn(f"malformed frame: {reason}")
+                self.warn(f"malformed frame: {reason}")
                 return False
             case DialectWarning(text):
-                self._warn(text)
+                self.warn(text)
                 return False
             case KeepAlive() | Ignored():
                 return False
+        self._progress += 1
         if self._first_token is None:
             self._first_token = t
         self._last_token = t
         return True
 
-    def _warn(self, text: str) -> None:
+    def warn(self, text: str) -> None:
+        """Add a turn warning (once)."""
         if text not in self._warnings:
             self._warnings.append(text)
 
@@ -308,14 +270,14 @@ class TurnAssembler:
             elif name is None and calls:
                 call = calls[-1]
             if call is None:
-                self._warn("tool call without index: placed by position")
+                self.warn("tool call without index: placed by position")
                 call = self._new_call(len(calls), id, name)
         else:
             call = self._by_index.get(index)
             if call is None:
                 call = self._new_call(index, id, name)
             elif id is not None and call.id is not None and id != call.id:
-                self._warn(
+                self.warn(
                     f"tool call index {index} reused for a different id ({call.id} -> {id}):"
                     " kept as separate calls"
                 )
@@ -324,10 +286,11 @@ class TurnAssembler:
             call.id = id
         if call.name is None and name:
             call.name = name
+        self._changed.add(call.position)
         return call
 
     def _new_call(self, index: int, id: str | None, name: str | None) -> _ToolCallBuilder:
-        call = _ToolCallBuilder(index, id, name)
+        call = _ToolCallBuilder(len(self._calls), index, id, name)
         self._calls.append(call)
         self._by_index[index] = call
         return call
@@ -339,12 +302,13 @@ class TurnAssembler:
         if call is None:
             call = self._call_for(index, None, None)
         call.done = True
+        self._changed.add(call.position)
         if arguments is None:
             return
         if not call.parts:
             call.arguments = arguments
         elif call.text() != arguments:
-            self._warn(
+            self.warn(
                 f"tool call {call.index}: final arguments differ from the fragments;"
                 " kept the fragments"
             )
@@ -353,23 +317,58 @@ class TurnAssembler:
 
     @property
     def text(self) -> str:
-        """The answer text so far (joined lazily, cached until the next delta)."""
-        if self._text_cache is None:
-            self._text_cache = "".join([*self._text_chunks, *self._text])
-            self._text_chunks = [self._text_cache]
-            self._text = []
-        return self._text_cache
-
-    def _compact_text(self) -> None:
-        # A million one-word strings would otherwise be joined, and freed, in one go at
-        # the end of the turn (tens of ms on the UI thread); this spreads that work.
-        self._text_chunks.append("".join(self._text))
-        self._text = []
+        """The answer text so far."""
+        return self._text.text()
 
     @property
     def terminal_signal(self) -> str | None:
         """The terminal signal, once it arrived."""
         return self._terminal
+
+    def _timings(self, end_time: float | None = None) -> Timings:
+        return Timings(
+            self._request_sent,
+            self._headers,
+            self.first_byte,
+            self._first_token,
+            self._last_token,
+            end_time,
+            self._first_reasoning,
+            self._first_answer,
+            self._terminal_at,
+        )
+
+    def take_delta(self) -> TurnDelta:
+        """What changed since the previous call (the first call: since the start)."""
+        calls = self._calls
+        changed = tuple(calls[p].freeze() for p in sorted(self._changed))
+        self._changed.clear()
+        warnings = tuple(self._warnings[self._warnings_taken :])
+        self._warnings_taken = len(self._warnings)
+        error = self._error
+        return TurnDelta(
+            self._text.new(),
+            self._reasoning.new(),
+            self._channel,
+            changed,
+            warnings,
+            self._finish,
+            self._usage,
+            self._in_tokens,
+            self._out_tokens,
+            self._message_id,
+            self._model,
+            self._terminal,
+            None if error is None else (f"{error.code}: " if error.code else "") + error.message,
+            self._timings(),
+            self.events,
+            self._progress,
+            self._text_deltas,
+            self._malformed,
+            self.bytes_received,
+            self.dialect,
+            self.dialect_mismatch,
+        )
 
     def snapshot(self, *, end_time: float | None = None) -> Turn:
         """The Turn so far (after :meth:`finish`, the finished Turn)."""
@@ -377,7 +376,7 @@ class TurnAssembler:
             return self._finished
         return Turn(
             text=self.text,
-            reasoning="".join(self._reasoning),
+            reasoning=self._reasoning.text(),
             reasoning_channel=self._channel,
             reasoning_signature=self._signature,
             tool_calls=tuple(c.freeze() for c in self._calls),
@@ -387,36 +386,32 @@ class TurnAssembler:
             output_tokens=self._out_tokens,
             message_id=self._message_id,
             model=self._model,
-            timings=Timings(
-                self._request_sent,
-                self._headers,
-                self.first_byte,
-                self._first_token,
-                self._last_token,
-                end_time,
-            ),
+            timings=self._timings(end_time),
             warnings=tuple(self._warnings),
             malformed_frames=self._malformed,
             events=self.events,
             bytes_received=self.bytes_received,
             terminal_signal=self._terminal,
             server_error=self._error,
+            dialect=self.dialect,
         )
 
     def finish(self, end: StreamEnd, t: float) -> Turn:
-        """Decide the outcome and return the finished Turn (idempotent: the first end wins)."""
+        """Decide the outcome and return the finished Turn (idempotent: the first end wins).
+        Calls still streaming are done now; arguments that are not JSON are warned about."""
         if self._finished is not None:
             return self._finished
         for call in self._calls:
-            text = call.text()
-            try:
-                orjson.loads(text)
-            except orjson.JSONDecodeError:
-                name = call.name or "?"
-                self._warn(f"tool call {call.index} ({name}): arguments are not valid JSON")
+            if not call.done:
+                call.done = True
+                self._changed.add(call.position)
+            if not parse_arguments(call.text())[0]:
+                self.warn(
+                    f"tool call {call.index} ({call.name or '?'}): arguments are not valid JSON"
+                )
         turn = self.snapshot(end_time=t)
         if end.bytes_received == 0 and self.bytes_received:
-            end = _with_bytes(end, self.bytes_received)
+            end = replace(end, bytes_received=self.bytes_received)
         elapsed = end.elapsed
         if elapsed is None and self._request_sent is not None:
             elapsed = t - self._request_sent
@@ -429,38 +424,11 @@ class TurnAssembler:
             server_error=self._error,
             partial_frame=self.partial_frame,
         )
-        self._finished = _replace_turn(turn, outcome, reason, end.status, end.bytes_received)
+        self._finished = replace(
+            turn,
+            outcome=outcome,
+            reason=reason,
+            status=end.status,
+            bytes_received=max(end.bytes_received, turn.bytes_received),
+        )
         return self._finished
-
-
-def _with_bytes(end: StreamEnd, n: int) -> StreamEnd:
-    return replace(end, bytes_received=n)
-
-
-def _replace_turn(
-    turn: Turn, outcome: Outcome, reason: str, status: int | None, n_bytes: int
-) -> Turn:
-    return replace(
-        turn,
-        outcome=outcome,
-        reason=reason,
-        status=status,
-        bytes_received=max(n_bytes, turn.bytes_received),
-    )
-
-
-# -- outcome rules ----------------------------------------------------------------------
-
-
-__all__ = [  # the outcome types are re-exported: most callers only import from here
-    "EndKind",
-    "Outcome",
-    "StreamEnd",
-    "Timings",
-    "ToolCallState",
-    "Turn",
-    "TurnAssembler",
-    "describe_http_error",
-    "error_body_fields",
-    "format_bytes",
-]

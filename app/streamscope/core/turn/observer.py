@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from streamscope.core.turn.assembler import StreamEnd, Turn
+    from streamscope.core.turn.model import Turn
+    from streamscope.core.turn.outcome import StreamEnd
     from streamscope.core.turn.pipeline import PipelineUpdate
     from streamscope.core.turn.progress import Progress
     from streamscope.core.wire.dialects.base import RequestSpec

@@ -3,7 +3,7 @@
 ``StreamPipeline`` owns the framing decoder (SSE or NDJSON, by the dialect), the dialect's
 parser and the :class:`~streamscope.core.turn.assembler.TurnAssembler`. The client (or a replay, or
 a test) feeds it every network read with its time and closes it with a
-:class:`~streamscope.core.turn.assembler.StreamEnd`::
+:class:`~streamscope.core.turn.outcome.StreamEnd`::
 
     pipe = StreamPipeline("openai", keep_frames=True, content_type=ctype, request_sent=t0)
     for data, t in reads:
@@ -20,7 +20,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from streamscope.core.turn.assembler import StreamEnd, Turn, TurnAssembler
+from streamscope.core.turn.assembler import TurnAssembler
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.wire.dialects import (
     detect_dialect,
     get_dialect,
@@ -56,7 +58,8 @@ class PipelineUpdate:
     event in order. ``progress``: some event was semantic progress (text, reasoning or
     argument bytes) — what the idle timeout watches. ``terminal``: the terminal signal has
     arrived (so far). ``protocol_error``: the framing layer gave up (stop reading and close
-    with ``StreamEnd("protocol_error")``).
+    with ``StreamEnd("protocol_error")``). ``assembler``: the reducer behind it (whose
+    :meth:`~TurnAssembler.take_delta` says what changed for the views).
     """
 
     frames: list[ParsedFrame] = field(default_factory=list)
@@ -64,7 +67,12 @@ class PipelineUpdate:
     progress: bool = False
     terminal: bool = False
     protocol_error: str | None = None
+    assembler: TurnAssembler | None = None
 
+
+SNIFF_EVENTS = 8
+"""With a fixed dialect, the first this many events are checked against auto-detection: a
+mismatch (an Anthropic stream read as OpenAI, say) is reported as ``dialect_mismatch``."""
 
 _Decoder = SSEDecoder | NDJSONDecoder
 
@@ -94,6 +102,8 @@ class StreamPipeline:
         self._pending_warnings: list[StreamEvent] = []
         self._sniffed_frames = False  # the decoder was driven in frames mode by flush()
         self._tail = b""  # last bytes of the body (events mode: was the last block ended?)
+        self._frame_no = 0  # frames so far (the Frames tab's numbering)
+        self._sniffed: list[SSEEvent] | None = None if self._dialect is None else []
         self.assembler = TurnAssembler(request_sent=request_sent, headers=headers)
         if self._dialect is not None:
             self._use(self._dialect)
@@ -118,7 +128,7 @@ class StreamPipeline:
 
     def feed(self, data: bytes, t: float) -> PipelineUpdate:
         """Feed one network read received at time ``t``."""
-        update = PipelineUpdate()
+        update = PipelineUpdate(assembler=self.assembler)
         if not data or self._protocol_error is not None or self._flushed:
             update.terminal = self.assembler.terminal_signal is not None
             update.protocol_error = self._protocol_error
@@ -156,7 +166,7 @@ class StreamPipeline:
         """End of input: decode what the framing layer still holds and, when the body ended
         cleanly, let the dialect react (Gemini: a finishReason then EOF is the terminal).
         Called by :meth:`close` if not called before; later calls return an empty update."""
-        update = PipelineUpdate()
+        update = PipelineUpdate(assembler=self.assembler)
         if self._flushed:
             return update
         self._flushed = True
@@ -218,6 +228,19 @@ class StreamPipeline:
         self._dialect = dialect
         self._parser = dialect.new_parser()
         self.assembler.expected_terminal = dialect.terminal
+        self.assembler.dialect = dialect.name
+
+    def _sniff_dialect(self, ev: SSEEvent) -> None:
+        """Check a fixed dialect against what the first events look like."""
+        sniffed = self._sniffed
+        assert sniffed is not None and self._dialect is not None
+        sniffed.append(ev)
+        guess = detect_dialect(self.content_type, sniffed)
+        if guess is None and len(sniffed) < SNIFF_EVENTS:
+            return
+        self._sniffed = None
+        if guess is not None and guess != self._dialect.name:
+            self.assembler.dialect_mismatch = guess
 
     def _choose_framing(self, head: bytes, *, final: bool = False) -> Framing | None:
         """SSE or NDJSON for ``auto``: by content type, else by the first bytes."""
@@ -251,6 +274,8 @@ class StreamPipeline:
         apply = asm.apply
         progress = update.progress
         frames_out = update.frames
+        number = self._frame_no
+        self._frame_no = number + len(frames)
         for frame in frames:
             ev = frame.event
             if ev is None:
@@ -258,8 +283,13 @@ class StreamPipeline:
                     asm.partial_frame = True
                 if keep:
                     frames_out.append(ParsedFrame(frame, []))
+                number += 1
                 continue
             asm.events += 1
+            asm.frame = number
+            number += 1
+            if self._sniffed is not None:
+                self._sniff_dialect(ev)
             if parser is None:
                 parser = self._decide(ev)
                 events = [*self._pending_warnings, *parser.parse(ev)]
@@ -288,6 +318,8 @@ class StreamPipeline:
         progress = update.progress
         asm.events += len(evs)
         for ev in evs:
+            if self._sniffed is not None:
+                self._sniff_dialect(ev)
             if parser is None:
                 parser = self._decide(ev)
                 events = [*self._pending_warnings, *parser.parse(ev)]

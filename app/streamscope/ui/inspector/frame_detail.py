@@ -1,4 +1,5 @@
-"""The selected frame's exact bytes, as text and as a hex dump, with read boundaries marked.
+"""The selected frame's exact bytes, as text and as a hex dump, with read boundaries marked,
+and under them the events the dialect made of the frame.
 
 Rendered only for the selected frame (and at most :data:`MAX_DETAIL_BYTES` of it). In the
 text, line ends are visible (``␍`` for CR, ``␊`` for LF, which also breaks the line) and a
@@ -10,7 +11,8 @@ before the first byte of each read.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 
 from PySide6.QtGui import QColor, QFontDatabase, QFontMetrics, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
@@ -22,6 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from streamscope.core.wire.events import StreamEvent
+
 __all__ = [
     "ARROWS",
     "CONTROL_PICTURES",
@@ -29,6 +33,7 @@ __all__ = [
     "MAX_DETAIL_BYTES",
     "FrameDetail",
     "RenderedBytes",
+    "describe_event",
     "hex_dump",
     "visible_text",
 ]
@@ -111,6 +116,19 @@ def hex_dump(data: bytes, boundaries: list[int], base: int = 0) -> RenderedBytes
     return RenderedBytes("\n".join(lines), tuple(marks))
 
 
+def describe_event(event: StreamEvent) -> str:
+    """``TextDelta  text='Hel'``: an event's type and fields, on one line."""
+    values = ", ".join(
+        f"{f.name}={_short(getattr(event, f.name))}" for f in fields(event) if f.name != "raw"
+    )
+    return f"{type(event).__name__}  {values}"
+
+
+def _short(value: object, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class FrameDetail(QWidget):
     """Header line, then Text | Hex tabs for one frame."""
 
@@ -133,11 +151,20 @@ class FrameDetail(QWidget):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.text_view, "Text")
         self.tabs.addTab(self.hex_view, "Hex")
+        self.events_label = QLabel("Events", self)
+        self.events_view = QPlainTextEdit(self)
+        self.events_view.setReadOnly(True)
+        self.events_view.setFont(mono)
+        self.events_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.events_view.setPlaceholderText("The events the dialect made of this frame")
+        self.events_view.setMaximumHeight(QFontMetrics(mono).lineSpacing() * 5 + 12)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.setSpacing(2)
         layout.addWidget(self.header)
-        layout.addWidget(self.tabs)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.events_label)
+        layout.addWidget(self.events_view)
         self._mark_format = QTextCharFormat()
         self._mark_format.setForeground(QColor(230, 80, 0))
         self._mark_format.setBackground(QColor(255, 170, 0, 70))
@@ -147,6 +174,7 @@ class FrameDetail(QWidget):
         self.header.setText("Select a frame to see its exact bytes.")
         self.text_view.clear()
         self.hex_view.clear()
+        self.events_view.clear()
 
     def show_frame(
         self,
@@ -157,9 +185,10 @@ class FrameDetail(QWidget):
         boundaries: list[tuple[int, float]],
         t_ms: float,
         notes: str = "",
+        events: Sequence[StreamEvent] = (),
     ) -> None:
         """Render frame ``row``: ``data`` its bytes, ``boundaries`` the reads that started
-        inside it (offset within the frame, time)."""
+        inside it (offset within the frame, time), ``events`` what the dialect made of it."""
         shown = data[:MAX_DETAIL_BYTES]
         cuts = [b for b, _ in boundaries]
         where = f"stream offset {offset:,}" if offset is not None else "not in the read buffer"
@@ -177,6 +206,8 @@ class FrameDetail(QWidget):
         self.header.setText(" · ".join(parts))
         self._fill(self.text_view, visible_text(shown, cuts, self.glyphs))
         self._fill(self.hex_view, hex_dump(shown, cuts, offset or 0))
+        self.events_label.setText(f"Events ({len(events)})" if events else "Events: none")
+        self.events_view.setPlainText("\n".join(describe_event(e) for e in events))
 
     def _fill(self, view: QPlainTextEdit, rendered: RenderedBytes) -> None:
         view.setPlainText(rendered.text)

@@ -1,14 +1,11 @@
-"""The Frames table: one row per decoded frame, stored compactly.
+"""The Frames table: a thin Qt model over the turn's Qt-free
+:class:`~streamscope.core.turn.frame_log.FrameLog` (bytes, offsets, times, events).
 
-Nothing per frame is kept as a Python object. Every network read is appended to one
-``bytearray`` (the reads concatenated *are* the decoded stream, so a frame's
-``RawFrame.offset`` indexes it directly) and each frame is five numbers in typed arrays:
-offset, length, time, kind and flags — 26 bytes a frame. The event name and the one-line
-summary are computed from the frame's bytes when a view (or the filter) asks, with a small
-LRU cache; a million frames cost their raw bytes plus ~26 MB. A replay passes the capture's
-own buffer to :meth:`FramesModel.clear`: the reads are checked against it, not copied.
-
-A batch of frames is inserted with one ``beginInsertRows``/``endInsertRows`` pair.
+Batches go into the log as they arrive (:meth:`FramesModel.take`, cheap); the rows are
+announced to the views later, all new ones with one ``beginInsertRows``/``endInsertRows``
+pair (:meth:`FramesModel.show_new_rows`, when the paint clock gives the table a slot), so
+a firehose does not repaint the table per batch. The label and summary of a row are asked
+of the log when a view paints it (LRU-cached).
 """
 
 from __future__ import annotations
@@ -17,7 +14,6 @@ import bisect
 import time
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import (
@@ -25,19 +21,21 @@ from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import QColor, QFont
 
+from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.progress import (
     FLAG_DETACHED,
     FLAG_INCOMPLETE,
     FLAG_INVALID_UTF8,
     FrameKind,
-    FrameRows,
+    Progress,
 )
-from streamscope.ui.inspector.frame_summary import summarize
+from streamscope.core.wire.events import StreamEvent
+from streamscope.ui import pacing
+from streamscope.ui.paint_clock import default_clock
 
 __all__ = [
     "COLUMNS",
@@ -80,14 +78,15 @@ _GLYPHS = {
 
 
 class FramesModel(QAbstractTableModel):
-    """Rows are frames; see the module docstring for the storage."""
+    """Rows are the frames of :attr:`log` announced so far; see the module docstring."""
 
     CACHE_ROWS = 4096
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self.t0 = 0.0
-        self._init_storage()
+        self.log = FrameLog()
+        self._rows = 0  # rows announced to the views
+        self._cache: OrderedDict[int, tuple[str, str]] = OrderedDict()
         self._bold = QFont()
         self._bold.setBold(True)
         self._italic = QFont()
@@ -101,20 +100,6 @@ class FramesModel(QAbstractTableModel):
         }
         self._invalid_colors = (QColor(215, 75, 20), QColor(255, 100, 40, 55))
 
-    def _init_storage(self) -> None:
-        self.stream = bytearray()  # every read, in order (or a replayed capture's buffer)
-        self.received = 0  # bytes of ``stream`` that have arrived
-        self._shared = False  # ``stream`` belongs to a capture: never modify it
-        self.side = bytearray()  # bytes of frames that arrived without their reads
-        self.read_offsets = array("q")
-        self.read_times = array("d")
-        self.offsets = array("q")
-        self.lengths = array("q")
-        self.times = array("d")
-        self.kinds = array("B")
-        self.frame_flags = array("B")
-        self._cache: OrderedDict[int, tuple[str, str]] = OrderedDict()
-
     # -- feeding ------------------------------------------------------------------------
 
     def clear(self, t0: float = 0.0, recorded: bytearray | None = None) -> None:
@@ -122,80 +107,53 @@ class FramesModel(QAbstractTableModel):
         about to arrive, joined (a replayed capture's buffer): kept by reference, never
         modified."""
         self.beginResetModel()
-        self.t0 = t0
-        self._init_storage()
-        if recorded is not None:
-            self.stream = recorded
-            self._shared = True
+        self.log = FrameLog(t0, recorded)
+        self._rows = 0
+        self._cache.clear()
         self.endResetModel()
 
-    def append_reads(self, reads: Iterable[tuple[bytes, float]]) -> None:
-        """Keep network reads (no rows change)."""
-        for data, t in reads:
-            start = self.received
-            if self._shared and not self.stream.startswith(data, start):
-                # not the recording after all: from here on, keep a copy of our own
-                self.stream = bytearray(self.stream[:start])
-                self._shared = False
-            if not self._shared:
-                self.stream += data
-            self.read_offsets.append(start)
-            self.read_times.append(t)
-            self.received = start + len(data)
+    def take(self, batch: Progress) -> None:
+        """Keep a batch in the log (cheap; its rows appear with :meth:`show_new_rows`)."""
+        self.log.add(batch)
 
-    def append_rows(self, rows: FrameRows) -> None:
-        """Add a batch of frames as rows (one insert signal for the batch)."""
-        n = len(rows)
-        if not n:
-            return
-        first = len(self.offsets)
-        self.beginInsertRows(QModelIndex(), first, first + n - 1)
-        self.offsets.extend(rows.offsets_after(len(self.side)))
-        self.side += rows.detached
-        self.lengths.extend(rows.lengths)
-        self.times.extend(rows.times)
-        self.kinds.extend(rows.kinds)
-        self.frame_flags.extend(rows.flags)
+    def show_new_rows(self) -> int:
+        """Announce the rows that arrived since the last call (one insert); how many."""
+        first, total = self._rows, len(self.log)
+        if total <= first:
+            return 0
+        self.beginInsertRows(QModelIndex(), first, total - 1)
+        self._rows = total
         self.endInsertRows()
+        return total - first
 
-    # -- reading ------------------------------------------------------------------------
+    def append(self, batch: Progress) -> None:
+        """:meth:`take` and :meth:`show_new_rows` at once."""
+        self.take(batch)
+        self.show_new_rows()
+
+    @property
+    def pending_rows(self) -> int:
+        """Rows in the log not announced yet."""
+        return len(self.log) - self._rows
+
+    # -- reading (the log's, by row) ------------------------------------------------------
 
     def frame_bytes(self, row: int) -> bytes:
         """The exact bytes of frame ``row``."""
-        buf = self.side if self.frame_flags[row] & FLAG_DETACHED else self.stream
-        start = self.offsets[row]
-        return bytes(buf[start : start + self.lengths[row]])
+        return self.log.frame_bytes(row)
 
-    def stream_offset(self, row: int) -> int | None:
-        """Frame ``row``'s offset in the received stream (``None`` if not from the reads)."""
-        return None if self.frame_flags[row] & FLAG_DETACHED else self.offsets[row]
-
-    def read_boundaries(self, row: int) -> list[tuple[int, float]]:
-        """Network reads that started strictly inside frame ``row``: (offset within the
-        frame, read time)."""
-        start = self.stream_offset(row)
-        if start is None:
-            return []
-        end = start + self.lengths[row]
-        lo = bisect.bisect_right(self.read_offsets, start)
-        hi = bisect.bisect_left(self.read_offsets, end)
-        return [(self.read_offsets[i] - start, self.read_times[i]) for i in range(lo, hi)]
-
-    def reads_spanned(self, row: int) -> int:
-        """How many network reads carried bytes of frame ``row``."""
-        start = self.stream_offset(row)
-        if start is None or not self.read_offsets:
-            return 0
-        return len(self.read_boundaries(row)) + 1
+    def events(self, row: int) -> list[StreamEvent]:
+        """The events frame ``row`` produced."""
+        return self.log.events(row)
 
     def event_and_summary(self, row: int) -> tuple[str, str]:
-        """The row's event name and summary (computed from its bytes, LRU-cached)."""
+        """The row's label (event name) and summary (LRU-cached)."""
         cache = self._cache
         hit = cache.get(row)
         if hit is not None:
             cache.move_to_end(row)
             return hit
-        value = summarize(self.frame_bytes(row), not self.frame_flags[row] & FLAG_INCOMPLETE)
+        value = self.log.label(row), self.log.summary(row)
         cache[row] = value
         if len(cache) > self.CACHE_ROWS:
             cache.popitem(last=False)
@@ -203,19 +161,18 @@ class FramesModel(QAbstractTableModel):
 
     def filter_text(self, row: int) -> str:
         event, summary = self.event_and_summary(row)
-        return f"{event} {summary} {FrameKind.NAMES[self.kinds[row]]}"
+        return f"{event} {summary} {FrameKind.NAMES[self.log.kinds[row]]}"
 
     def time_ms(self, row: int) -> float:
-        return (self.times[row] - self.t0) * 1000
+        return self.log.time(row) * 1000
 
     def gap_ms(self, row: int) -> float:
-        prev = self.times[row - 1] if row else self.t0
-        return (self.times[row] - prev) * 1000
+        return self.log.gap(row) * 1000
 
     # -- Qt model -----------------------------------------------------------------------
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.offsets)
+        return 0 if parent.isValid() else self._rows
 
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS)
@@ -238,8 +195,9 @@ class FramesModel(QAbstractTableModel):
         if role not in _ROLES or not index.isValid():
             return None
         row, col = index.row(), index.column()
-        if not (0 <= row < len(self.offsets)):
+        if not (0 <= row < self._rows):
             return None
+        log = self.log
         if role == _DISPLAY:
             return self._display(row, col)
         if role == _FOREGROUND:
@@ -247,17 +205,17 @@ class FramesModel(QAbstractTableModel):
         if role == _BACKGROUND:
             return self._style(row)[1]
         if role == _FONT:
-            if self.frame_flags[row] & FLAG_INCOMPLETE:
+            if log.flags[row] & FLAG_INCOMPLETE:
                 return self._italic
-            return self._bold if self.kinds[row] == FrameKind.TERMINAL else None
+            return self._bold if log.kinds[row] == FrameKind.TERMINAL else None
         if role == _ALIGNMENT:
             return _RIGHT if col <= COL_BYTES else None
         if role == _TOOLTIP:
             return self._tooltip(row) if col >= COL_EVENT else None
         if role == _KIND:
-            return self.kinds[row]
+            return log.kinds[row]
         if role == _FLAGS:
-            return self.frame_flags[row]
+            return log.flags[row]
         return self.filter_text(row)  # FilterTextRole
 
     def _display(self, row: int, col: int) -> str:
@@ -268,31 +226,31 @@ class FramesModel(QAbstractTableModel):
         if col == COL_GAP:
             return f"{self.gap_ms(row):.1f}"
         if col == COL_BYTES:
-            return str(self.lengths[row])
+            return str(self.log.lengths[row])
         event, summary = self.event_and_summary(row)
         if col == COL_EVENT:
             return f"{self._glyph(row)}{event}"
         return summary
 
     def _glyph(self, row: int) -> str:
-        flags = self.frame_flags[row]
+        flags = self.log.flags[row]
         if flags & FLAG_INVALID_UTF8:
             return "� "
         if flags & FLAG_INCOMPLETE:
             return "… "
-        glyph = _GLYPHS.get(self.kinds[row])
+        glyph = _GLYPHS.get(self.log.kinds[row])
         return f"{glyph} " if glyph else ""
 
     def _style(self, row: int) -> tuple[QColor | None, QColor | None]:
-        kind = self.kinds[row]
-        if self.frame_flags[row] & FLAG_INVALID_UTF8 and kind < FrameKind.ERROR:
+        kind = self.log.kinds[row]
+        if self.log.flags[row] & FLAG_INVALID_UTF8 and kind < FrameKind.ERROR:
             return self._invalid_colors
         return self._colors.get(kind, (None, None))
 
     def _tooltip(self, row: int) -> str:
         event, summary = self.event_and_summary(row)
-        notes = [FrameKind.NAMES[self.kinds[row]]]
-        flags = self.frame_flags[row]
+        notes = [FrameKind.NAMES[self.log.kinds[row]]]
+        flags = self.log.flags[row]
         if flags & FLAG_INVALID_UTF8:
             notes.append("invalid UTF-8 (decoded with U+FFFD)")
         if flags & FLAG_INCOMPLETE:
@@ -303,12 +261,12 @@ class FramesModel(QAbstractTableModel):
 class FramesFilterModel(QAbstractTableModel):
     """The frames whose event name, summary or kind contains the filter text.
 
-    A frame's summary is computed from its bytes (~7 µs), so checking a million frames takes
-    seconds: the rows are checked a slice of :data:`SLICE_MS` per event-loop turn and the
-    matches appear as they are found (``progressChanged`` after each slice); frames that
-    arrive meanwhile are checked too. Rows are an array of source rows (8 bytes a match)."""
+    A frame's label and summary cost a few µs, so checking a million frames takes seconds: the
+    rows are checked in slices, as this model's job on the paint clock (until each tick's
+    deadline), and the matches appear as they are found (``progressChanged`` after each
+    slice); frames that arrive meanwhile are checked too. Rows are an array of source rows
+    (8 bytes a match)."""
 
-    SLICE_MS = 8.0
     progressChanged = Signal()
 
     def __init__(self, source: FramesModel, parent: Any = None) -> None:
@@ -317,10 +275,7 @@ class FramesFilterModel(QAbstractTableModel):
         self._needle = ""
         self.rows = array("q")
         self._scanned = 0  # source rows checked so far
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self.scan)
+        self.clock = default_clock()
         source.rowsInserted.connect(self._on_source_rowsInserted)
         source.modelReset.connect(self._on_source_modelReset)
 
@@ -354,12 +309,17 @@ class FramesFilterModel(QAbstractTableModel):
         self._schedule()
 
     def _schedule(self) -> None:
-        if self.scanning and not self._timer.isActive():
-            self._timer.start()
+        if self.scanning:
+            self.clock.wake(self._scan_job)
 
-    def scan(self) -> None:
-        """Check the next slice of frames (the timer calls this; so may the view, once, to
-        show a small table filtered at once)."""
+    def _scan_job(self, deadline: float) -> float | None:
+        self.scan(deadline)
+        return 0.0 if self.scanning else None
+
+    def scan(self, deadline: float | None = None) -> None:
+        """Check the next slice of frames, until ``deadline`` (``perf_counter``; default: a
+        tick's budget from now). The paint clock calls this; so may the view, once, to show
+        a small table filtered at once."""
         source = self._source
         total = source.rowCount()
         start = row = self._scanned
@@ -369,7 +329,8 @@ class FramesFilterModel(QAbstractTableModel):
         else:
             needle = self._needle
             filter_text = source.filter_text
-            deadline = time.perf_counter() + self.SLICE_MS / 1000
+            if deadline is None:
+                deadline = time.perf_counter() + pacing.TICK_BUDGET_MS / 1000
             found = []
             while row < total:
                 if needle in filter_text(row).casefold():
@@ -391,7 +352,7 @@ class FramesFilterModel(QAbstractTableModel):
         self._schedule()
 
     def _on_source_modelReset(self) -> None:
-        self._timer.stop()
+        self.clock.cancel(self._scan_job)
         self.beginResetModel()
         self.rows = array("q")
         self._scanned = 0

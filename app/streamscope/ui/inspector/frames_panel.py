@@ -1,9 +1,13 @@
-"""The Frames tab: a dialect banner, a filter box, the frames table and the frame detail."""
+"""The Frames tab: a dialect banner, a filter box, the frames table and the frame detail
+(its bytes and the events the dialect made of it).
+
+Batches go into the table's log as they arrive; the table shows the new rows when the paint
+clock gives it a slot: at once, then at most every
+:data:`~streamscope.ui.pacing.TABLE_PAINT_MS` while frames pour in."""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -18,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.turn.progress import SNIFF_EVENTS
+from streamscope.ui import pacing
 from streamscope.ui.inspector.frame_detail import FrameDetail
 from streamscope.ui.inspector.frames_model import (
     COL_BYTES,
@@ -32,17 +36,10 @@ from streamscope.ui.inspector.frames_model import (
     FramesFilterModel,
     FramesModel,
 )
+from streamscope.ui.paint_clock import default_clock
 from streamscope.ui.turn_runner import ProgressBatch
 
-if TYPE_CHECKING:
-    from streamscope.core.wire.sse import SSEEvent
-
 __all__ = ["FramesPanel"]
-
-
-REPAINT_MS = 100
-"""While frames pour in, the table repaints at once and then at most this often: a paint
-asks the model for every visible cell, and a firehose would otherwise repaint per flush."""
 
 
 def _size(n: int) -> str:
@@ -65,13 +62,9 @@ class FramesPanel(QWidget):
         self.proxy.progressChanged.connect(self._update_count)
         self.dialect = "auto"
         self.content_type: str | None = None
-        self._sniffed: list[SSEEvent] = []
-        self._sniff_done = False
         self._total_bytes = 0
-        self._last_repaint = 0.0
-        self._repaint_timer = QTimer(self)
-        self._repaint_timer.setSingleShot(True)
-        self._repaint_timer.timeout.connect(self._on_repaint_timer_timeout)
+        self._next_rows = 0.0  # monotonic time new rows may be shown next
+        self.clock = default_clock()
 
         self.banner = QLabel(self)
         self.banner.setWordWrap(True)
@@ -89,7 +82,7 @@ class FramesPanel(QWidget):
         self.count_label = QLabel("0 frames", self)
         self._filter_timer = QTimer(self)
         self._filter_timer.setSingleShot(True)
-        self._filter_timer.setInterval(150)
+        self._filter_timer.setInterval(pacing.FILTER_DEBOUNCE_MS)
         self._filter_timer.timeout.connect(self.apply_filter)
         self.filter_edit.textChanged.connect(self._on_filter_edit_textChanged)
 
@@ -141,13 +134,12 @@ class FramesPanel(QWidget):
     def begin_turn(self, t0: float, dialect: str, recorded: bytearray | None = None) -> None:
         """A turn starts; ``recorded``: a replayed capture's reads, joined (see
         :meth:`FramesModel.clear`)."""
-        self.repaint_now()
+        self.clock.cancel(self._show_rows)
         self.model.clear(t0, recorded)
         self.dialect = dialect
         self.content_type = None
-        self._sniffed = []
-        self._sniff_done = dialect == "auto"
         self._total_bytes = 0
+        self._next_rows = 0.0
         self.banner.hide()
         self.detail.clear()
         self._update_count()
@@ -156,56 +148,35 @@ class FramesPanel(QWidget):
         self.content_type = content_type
 
     def add_progress(self, batch: ProgressBatch) -> None:
-        self._throttle_repaint()
-        bar = self.view.verticalScrollBar()
-        at_bottom = bar.value() >= bar.maximum()
-        self.model.append_reads(batch.reads)
-        self._total_bytes = max(batch.total_bytes, self.model.received)
-        self.model.append_rows(batch.rows)
-        if not self._sniff_done:
-            self._sniff(batch)
-        self._update_count()
-        if at_bottom and len(batch.rows):
-            self.view.scrollToBottom()
-
-    def _throttle_repaint(self) -> None:
-        """Let the table paint now if it has not for :data:`REPAINT_MS`, else hold its
-        updates until then (rows, scroll position and selection change as usual)."""
-        if self._repaint_timer.isActive():
-            return
-        wait_ms = REPAINT_MS - (time.monotonic() - self._last_repaint) * 1000
-        if wait_ms <= 0:
-            self._last_repaint = time.monotonic()
-            return
-        self.view.setUpdatesEnabled(False)
-        self._repaint_timer.start(max(1, int(wait_ms)))
-
-    def _on_repaint_timer_timeout(self) -> None:
-        self.repaint_now()
-
-    def repaint_now(self) -> None:
-        """Stop holding the table's updates (at the end of a turn, say)."""
-        self._repaint_timer.stop()
-        self._last_repaint = time.monotonic()
-        if not self.view.updatesEnabled():
-            self.view.setUpdatesEnabled(True)
-
-    def _sniff(self, batch: ProgressBatch) -> None:
-        self._sniffed += batch.sniffed[: SNIFF_EVENTS - len(self._sniffed)]
-        from streamscope.core.wire.dialects import detect_dialect  # loaded by the turn already
-
-        guess = detect_dialect(self.content_type, self._sniffed)
-        if guess is None and len(self._sniffed) < SNIFF_EVENTS:
-            return
-        self._sniff_done = True
-        self._sniffed = []
-        if guess is not None and guess != self.dialect:
+        """Keep a batch (cheap); its rows show when the paint clock gives the table a slot."""
+        self.model.take(batch)
+        self._total_bytes = max(batch.total_bytes, self.model.log.received)
+        delta = batch.delta
+        if delta is not None and delta.dialect_mismatch and self.banner.isHidden():
             self.banner.setText(
-                f"⚠ These frames look like the <b>{guess}</b> dialect, but this endpoint is set"
-                f" to <b>{self.dialect}</b>. Text and tool calls may be missing; change the"
-                " endpoint's dialect in its settings."
+                f"⚠ These frames look like the <b>{delta.dialect_mismatch}</b> dialect, but"
+                f" this endpoint is set to <b>{delta.dialect or self.dialect}</b>. Text and"
+                " tool calls may be missing; change the endpoint's dialect in its settings."
             )
             self.banner.show()
+        if self.model.pending_rows:
+            self.clock.wake(self._show_rows, self._next_rows)
+
+    def _show_rows(self, _deadline: float) -> float | None:
+        """The table's job on the paint clock: show the rows that arrived, follow the end."""
+        bar = self.view.verticalScrollBar()
+        at_bottom = bar.value() >= bar.maximum()
+        if self.model.show_new_rows():
+            self._next_rows = time.monotonic() + pacing.TABLE_PAINT_MS / 1000
+            self._update_count()
+            if at_bottom:
+                self.view.scrollToBottom()
+        return None
+
+    def repaint_now(self) -> None:
+        """Show every row that arrived now (at the end of a turn, say)."""
+        self.clock.cancel(self._show_rows)
+        self._show_rows(0.0)
 
     # -- filter and selection -----------------------------------------------------------
 
@@ -276,19 +247,20 @@ class FramesPanel(QWidget):
         self.frameSelected.emit(row)
 
     def show_detail(self, row: int) -> None:
-        model = self.model
-        notes = [FrameKind.NAMES[model.kinds[row]]]
-        if model.frame_flags[row] & FLAG_INVALID_UTF8:
+        log = self.model.log
+        notes = [FrameKind.NAMES[log.kinds[row]]]
+        if log.flags[row] & FLAG_INVALID_UTF8:
             notes.append("invalid UTF-8")
-        if model.frame_flags[row] & FLAG_INCOMPLETE:
+        if log.flags[row] & FLAG_INCOMPLETE:
             notes.append("incomplete (stream ended inside it)")
         self.detail.show_frame(
             row,
-            model.frame_bytes(row),
-            offset=model.stream_offset(row),
-            boundaries=model.read_boundaries(row),
-            t_ms=model.time_ms(row),
+            log.frame_bytes(row),
+            offset=log.stream_offset(row),
+            boundaries=log.read_boundaries(row),
+            t_ms=log.time(row) * 1000,
             notes=", ".join(notes),
+            events=log.events(row),
         )
 
     def current_index(self) -> QModelIndex:

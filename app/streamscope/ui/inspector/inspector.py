@@ -17,7 +17,7 @@ import time
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from streamscope.core.turn.assembler import Turn
+from streamscope.core.turn.model import Turn
 from streamscope.ui.inspector.frames_model import FramesModel
 from streamscope.ui.inspector.frames_panel import FramesPanel
 from streamscope.ui.inspector.request_panel import RequestPanel
@@ -68,9 +68,10 @@ class InspectorPanel(QTabWidget):
         self.frames_panel.set_content_type(content_type)
 
     def add_progress(self, batch: ProgressBatch) -> None:
-        """Everything that arrived since the last flush (one row insert for its frames)."""
+        """Everything that arrived since the last delivery (the rows show on the paint clock)."""
         self.frames_panel.add_progress(batch)
-        self.toolcalls_panel.add_events(batch.events)
+        if batch.delta is not None:
+            self.toolcalls_panel.take(batch.delta.tool_calls)
         self.timeline_panel.add_progress(batch)
 
     def finish_turn(self, turn: Turn) -> None:

@@ -18,8 +18,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from streamscope.core.turn.assembler import Turn
-from streamscope.core.wire.events import Terminal, ToolCallDelta
+from streamscope.core.turn.model import Timings, Turn
 
 if TYPE_CHECKING:
     from streamscope.core.turn.progress import Progress
@@ -33,7 +32,7 @@ class Milestones:
 
     ``first_token`` is the first *answer* token (text or tool-call arguments);
     ``first_reasoning`` the first reasoning token. TTFT counts whichever came first, as the
-    core's :class:`~streamscope.core.turn.assembler.Timings` does.
+    core's :class:`~streamscope.core.turn.model.Timings` does.
     """
 
     request_sent: float | None = None
@@ -283,51 +282,32 @@ class TimelinePanel(QWidget):
             self._update()
 
     def add_progress(self, batch: Progress) -> None:
-        m = self.milestones
-        if batch.reads and m.first_byte is None:
-            m.first_byte = batch.reads[0][1]
+        """A batch: its frames' gaps, and the milestones the reducer's delta says."""
         self.series.extend(batch.rows.times)
-        if batch.first_text is not None:
-            if m.first_token is None:
-                m.first_token = batch.first_text
-            self.text_deltas += batch.text_deltas
-        if batch.first_reasoning is not None and m.first_reasoning is None:
-            m.first_reasoning = batch.first_reasoning
-        last = batch.last_text
-        for event, t in batch.events:
-            match event:
-                case ToolCallDelta():
-                    if m.first_token is None or t < m.first_token:
-                        m.first_token = t
-                    last = t if last is None else max(last, t)
-                    self.text_deltas += 1
-                case Terminal():
-                    if m.terminal is None:
-                        m.terminal = t
-        if last is not None:
-            m.last_token = last
+        if batch.delta is not None:
+            self._set_timings(batch.delta.timings)
+            self.text_deltas = batch.delta.progress
         self._update()
 
-    def finish(self, turn: Turn) -> None:
+    def _set_timings(self, tm: Timings) -> None:
         m = self.milestones
-        tm = turn.timings
         m.request_sent = tm.request_sent if tm.request_sent is not None else m.request_sent
         m.headers = tm.headers if tm.headers is not None else m.headers
-        m.first_byte = tm.first_byte if tm.first_byte is not None else m.first_byte
-        m.last_token = tm.last_token if tm.last_token is not None else m.last_token
+        m.first_byte = tm.first_byte
+        m.first_reasoning = tm.first_reasoning
+        m.first_token = tm.first_answer
+        m.last_token = tm.last_token
+        m.terminal = tm.terminal
         m.end = tm.end
         self._ttft = tm.ttft
+
+    def finish(self, turn: Turn) -> None:
+        self._set_timings(turn.timings)
         self._update(turn)
 
     def ttft(self) -> float | None:
-        """Time to the first token of any kind (reasoning or answer)."""
-        if self._ttft is not None:
-            return self._ttft
-        m = self.milestones
-        firsts = [t for t in (m.first_reasoning, m.first_token) if t is not None]
-        if not firsts or m.request_sent is None:
-            return None
-        return min(firsts) - m.request_sent
+        """Time to the first token of any kind (reasoning, answer text or arguments)."""
+        return self._ttft
 
     def _update(self, turn: Turn | None = None) -> None:
         m = self.milestones

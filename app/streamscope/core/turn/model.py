@@ -1,0 +1,278 @@
+"""A turn's values: the :class:`Turn` (whole, so far or finished) and the :class:`TurnDelta`
+the reducer publishes (what changed since the previous one).
+
+Both come from one place, :class:`~streamscope.core.turn.assembler.TurnAssembler`; every view
+(chat card, Tool calls, status bar, timeline, the saved answer) renders or saves them and
+never merges events itself. Times are whatever monotonic clock the pipeline's caller uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, NamedTuple
+
+import jiter
+import orjson
+
+from streamscope.core.turn.outcome import Outcome
+from streamscope.core.wire.events import ServerError
+
+__all__ = [
+    "Fragment",
+    "Timings",
+    "ToolCallState",
+    "Turn",
+    "TurnDelta",
+    "apply_tool_calls",
+    "parse_arguments",
+]
+
+
+class Fragment(NamedTuple):
+    """One piece of a tool call's arguments as it arrived: when, the text, and the number of
+    the frame it came in (as the Frames tab numbers them; -1 when frames are not kept)."""
+
+    t: float
+    text: str
+    frame: int = -1
+
+
+PARTIAL_PARSE_LIMIT = 256 * 1024
+"""Arguments longer than this are not parsed partially (only checked whole): a partial
+parse of every batch of a huge argument would cost more than the stream itself."""
+
+
+def parse_arguments(arguments: str) -> tuple[bool, Any]:
+    """Whether ``arguments`` parse as JSON, and the value so far: the whole value when they
+    parse, else what ``jiter``'s partial mode makes of them (``None`` if nothing)."""
+    if not arguments.strip():
+        return False, None
+    data = arguments.encode()
+    try:
+        return True, orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    if len(data) > PARTIAL_PARSE_LIMIT:
+        return False, None
+    try:
+        return False, jiter.from_json(data, partial_mode="trailing-strings")
+    except ValueError:
+        return False, None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallState:
+    """One tool call as assembled so far: ``arguments`` is the raw text (never repaired);
+    ``fragments`` as they arrived; ``parses``/``partial``: whether the arguments parse as
+    JSON yet, and the (partial) value (computed when not given). ``position``: the call's
+    place in the turn, the key views keep calls by (``-1`` when made outside the reducer:
+    then the order of a list)."""
+
+    index: int
+    id: str | None
+    name: str | None
+    arguments: str
+    fragments: tuple[Fragment, ...] = ()
+    done: bool = False
+    position: int = -1
+    parses: bool | None = field(default=None, compare=False)
+    partial: Any = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.parses is None:  # made outside the reducer: parse once here
+            parses, partial = parse_arguments(self.arguments)
+            object.__setattr__(self, "parses", parses)
+            object.__setattr__(self, "partial", partial)
+
+    def arguments_parse(self) -> bool:
+        """Whether the arguments are valid JSON."""
+        return bool(self.parses)
+
+
+def apply_tool_calls(
+    calls: list[ToolCallState], changed: Iterable[ToolCallState]
+) -> list[ToolCallState]:
+    """``calls`` (a view's list, by position) with the changed calls of a delta put in
+    place: the one rule every view uses, so all show the same calls. Returns ``calls``."""
+    for call in changed:
+        pos = call.position if call.position >= 0 else len(calls)
+        if pos < len(calls):
+            calls[pos] = call
+        else:
+            calls.extend([call] * (pos + 1 - len(calls)))
+    return calls
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    """Monotonic times of the turn's milestones (``None`` until they happen).
+
+    ``first_token`` is the first semantic progress of any kind (reasoning, answer text or
+    tool-call arguments: what TTFT counts); ``first_reasoning`` and ``first_answer`` (text
+    or tool-call arguments) split it; ``terminal`` is when the terminal signal arrived.
+    """
+
+    request_sent: float | None = None
+    headers: float | None = None
+    first_byte: float | None = None
+    first_token: float | None = None
+    last_token: float | None = None
+    end: float | None = None
+    first_reasoning: float | None = None
+    first_answer: float | None = None
+    terminal: float | None = None
+
+    @property
+    def ttft(self) -> float | None:
+        """Time to first token from the request (or first byte when that is unknown)."""
+        start = self.request_sent if self.request_sent is not None else self.first_byte
+        if start is None or self.first_token is None:
+            return None
+        return self.first_token - start
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Timings:
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDelta:
+    """What changed in a turn since the previous delta, as the reducer publishes it.
+
+    ``text``/``reasoning``: appended; ``tool_calls``: the calls that changed, each whole so
+    far (put them in place with :func:`apply_tool_calls`); ``warnings``: new ones. The rest
+    is the whole turn so far: counters, timings, finish reason, usage, the dialect in use and
+    ``dialect_mismatch`` (the dialect the frames look like, when it is not the one in use).
+    ``progress``: how many progress events (text, reasoning, argument fragments) so far."""
+
+    text: str = ""
+    reasoning: str = ""
+    reasoning_channel: str | None = None
+    tool_calls: tuple[ToolCallState, ...] = ()
+    warnings: tuple[str, ...] = ()
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    message_id: str | None = None
+    model: str | None = None
+    terminal_signal: str | None = None
+    error: str | None = None
+    timings: Timings = Timings()
+    events: int = 0
+    progress: int = 0
+    text_deltas: int = 0
+    malformed_frames: int = 0
+    bytes_received: int = 0
+    dialect: str | None = None
+    dialect_mismatch: str | None = None
+
+    def merge(self, later: TurnDelta) -> TurnDelta:
+        """This delta followed by ``later``, as one (for batches joined in transport)."""
+        if not self.tool_calls:
+            calls = later.tool_calls
+        else:
+            by_pos = {c.position: c for c in self.tool_calls}
+            by_pos.update((c.position, c) for c in later.tool_calls)
+            calls = tuple(by_pos[p] for p in sorted(by_pos))
+        return replace(
+            later,
+            text=self.text + later.text,
+            reasoning=self.reasoning + later.reasoning,
+            tool_calls=calls,
+            warnings=self.warnings + later.warnings,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A turn so far (``outcome`` is ``None`` until the stream has ended)."""
+
+    text: str = ""
+    reasoning: str = ""
+    reasoning_channel: str | None = None
+    reasoning_signature: str | None = None
+    tool_calls: tuple[ToolCallState, ...] = ()
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    message_id: str | None = None
+    model: str | None = None
+    timings: Timings = Timings()
+    warnings: tuple[str, ...] = ()
+    malformed_frames: int = 0
+    events: int = 0
+    bytes_received: int = 0
+    terminal_signal: str | None = None
+    server_error: ServerError | None = None
+    outcome: Outcome | None = None
+    reason: str = ""
+    status: int | None = None
+    dialect: str | None = None
+
+    def summary(self) -> str:
+        """One compact line for the status bar, e.g.
+        ``Completed · stop · 412 tokens · TTFT 0.31 s · 58 tok/s``."""
+        if self.outcome is None:
+            return "Streaming…"
+        head = self.outcome.value.capitalize()
+        if self.outcome is Outcome.CANCELLED and self.reason.startswith(head):
+            return self.reason  # "Cancelled by you after 2.1 s"
+        if self.outcome is not Outcome.COMPLETED:
+            return f"{head} · {self.reason}"
+        parts = [head]
+        if self.finish_reason:
+            parts.append(self.finish_reason)
+        if self.output_tokens is not None:
+            parts.append(f"{self.output_tokens} tokens")
+        if self.tool_calls:
+            n = len(self.tool_calls)
+            parts.append(f"{n} tool call{'s' if n != 1 else ''}")
+        ttft = self.timings.ttft
+        if ttft is not None:
+            parts.append(f"TTFT {ttft:.2f} s")
+        rate = self.tokens_per_second()
+        if rate is not None:
+            parts.append(f"{rate:.0f} tok/s")
+        if self.malformed_frames:
+            parts.append(f"{self.malformed_frames} malformed frames")
+        return " · ".join(parts)
+
+    def as_delta(self) -> TurnDelta:
+        """The whole turn as one delta (a saved turn is shown as a live one is), its tool
+        calls done."""
+        error = self.server_error
+        return TurnDelta(
+            text=self.text,
+            reasoning=self.reasoning,
+            reasoning_channel=self.reasoning_channel,
+            tool_calls=tuple(
+                replace(call, position=i, done=True) for i, call in enumerate(self.tool_calls)
+            ),
+            warnings=self.warnings,
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            message_id=self.message_id,
+            model=self.model,
+            terminal_signal=self.terminal_signal,
+            error=None if error is None else error.message,
+            timings=self.timings,
+            events=self.events,
+            malformed_frames=self.malformed_frames,
+            bytes_received=self.bytes_received,
+            dialect=self.dialect,
+        )
+
+    def tokens_per_second(self) -> float | None:
+        """Output tokens over the first-to-last token span, when both are known."""
+        t0, t1 = self.timings.first_token, self.timings.last_token
+        if self.output_tokens is None or t0 is None or t1 is None or t1 <= t0:
+            return None
+        return self.output_tokens / (t1 - t0)

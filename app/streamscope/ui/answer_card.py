@@ -1,0 +1,378 @@
+"""The assistant's answer card: shows a turn as the reducer's deltas arrive, then its outcome.
+
+:meth:`AssistantCard.take` renders a :class:`~streamscope.core.turn.model.TurnDelta` (text and
+reasoning appended, tool calls put in place); the card never assembles events itself, so it
+shows exactly what the reducer says at every batch. Streamed text goes to a *tail* pane as
+plain text (cost per append independent of the answer's length); a few times a second the
+finished blocks at the head of the tail are rendered as Markdown into the *rendered* pane
+above it and removed from the tail; :meth:`finish` renders the rest. All of that runs as
+this card's job on the window's :class:`~streamscope.ui.paint_clock.PaintClock`, paced as
+:mod:`streamscope.ui.pacing` says, in slices, so a long answer never freezes the window.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette, QTextCursor
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+
+from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
+from streamscope.core.turn.outcome import Outcome
+from streamscope.ui import pacing
+from streamscope.ui.markdown import (
+    MarkdownWriter,
+    PlainAppender,
+    TextPane,
+    split_markdown,
+    warm_up_highlighting,
+)
+from streamscope.ui.message_card import (
+    CardFrame,
+    ToolCallBox,
+    _muted,
+    footer_parts,
+    outcome_colour,
+)
+from streamscope.ui.paint_clock import PaintClock, default_clock
+
+__all__ = ["AssistantCard"]
+
+
+class AssistantCard(CardFrame):
+    """An assistant answer: reasoning (collapsed), text, tool calls and a footer."""
+
+    toolResultSubmitted = Signal(str, str)
+    """``(tool_call_id, result text)`` for each call when "Send results" is clicked."""
+    resultsSubmitted = Signal(list)
+    """``[(tool_call_id, name, result text), ...]`` when "Send results" is clicked."""
+    rendered = Signal()
+    """The final Markdown rendering finished (after :meth:`finish`)."""
+
+    def __init__(
+        self,
+        label: str = "assistant",
+        parent: QWidget | None = None,
+        *,
+        clock: PaintClock | None = None,
+    ) -> None:
+        super().__init__(label, parent)
+        self.clock = clock if clock is not None else default_clock()
+        self.last_render_max_slice_ms = 0.0
+        self.turn: Turn | None = None
+        self.calls: list[ToolCallState] = []
+        self._source: list[str] = []
+        self._source_text: str | None = ""
+        self._rendered_upto = 0  # source offset rendered into ``_rendered``
+        # The tail shows the source from ``_tail_from`` to ``_shown``; what arrived after
+        # that waits for the next append.
+        self._tail_from = 0
+        self._shown = 0
+        self._next_append = 0.0  # monotonic time streamed text may be appended next
+        self._live_due: float | None = None  # when finished blocks are rendered next
+        self._live_started: float | None = None  # the first delta's arrival
+        self._live_spent = 0.0  # seconds spent rendering while streaming
+        self._reasoning: list[str] = []
+        self._channels: list[str] = []
+        self._jobs: deque[Iterator[None]] = deque()
+        self._writer = MarkdownWriter(self.palette())
+        warm_up_highlighting()  # the first answer may hold code: load Pygments meanwhile
+
+        self.status = QLabel("streaming…", self)
+        self.status.setTextFormat(Qt.TextFormat.RichText)
+        self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.header.addWidget(self.status)
+
+        self.reasoning_toggle = QToolButton(self)
+        self.reasoning_toggle.setCheckable(True)
+        self.reasoning_toggle.setAutoRaise(True)
+        self.reasoning_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.reasoning_toggle.toggled.connect(self._on_reasoning_toggle_toggled)
+        self.reasoning_toggle.hide()
+        self.reasoning_pane = TextPane(self)
+        muted = self.reasoning_pane.palette()
+        muted.setColor(QPalette.ColorRole.Text, _muted(self.palette()))
+        self.reasoning_pane.setPalette(muted)
+        self.reasoning_pane.hide()
+        self._reasoning_appender = PlainAppender(self.reasoning_pane.document())
+
+        self._rendered = TextPane(self)
+        self._rendered.codes = self._writer.codes
+        self._rendered.hide()
+        self._cursor = QTextCursor(self._rendered.document())
+        self._tail = TextPane(self)
+        self._tail_appender = PlainAppender(self._tail.document())
+
+        self._tools = QWidget(self)
+        self._tools_layout = QVBoxLayout(self._tools)
+        self._tools_layout.setContentsMargins(0, 0, 0, 0)
+        self._tools_layout.setSpacing(2)
+        self._boxes: list[ToolCallBox] = []
+        self.send_button = QPushButton("Send results", self._tools)
+        self.send_button.setEnabled(False)
+        self.send_button.clicked.connect(self._on_send_button_clicked)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.send_button)
+        self._tools_layout.addLayout(row)
+        self._tools.hide()
+
+        self.partial_label = QLabel(self)
+        self.partial_label.setWordWrap(True)
+        self.partial_label.setTextFormat(Qt.TextFormat.RichText)
+        self.partial_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.partial_label.hide()
+        self.footer = QLabel(self)
+        self.footer.setWordWrap(True)
+        self.footer.setTextFormat(Qt.TextFormat.RichText)
+        self.footer.hide()
+
+        for widget in (
+            self.reasoning_toggle,
+            self.reasoning_pane,
+            self._rendered,
+            self._tail,
+            self._tools,
+            self.partial_label,
+            self.footer,
+        ):
+            self.body.addWidget(widget)
+
+    # -- streaming ----------------------------------------------------------------------
+
+    def take(self, delta: TurnDelta) -> None:
+        """Render what the reducer says changed."""
+        if delta.reasoning or (delta.reasoning_channel and not self._channels):
+            self.append_reasoning(delta.reasoning, delta.reasoning_channel or "")
+        if delta.text:
+            self.append_text(delta.text)
+        if delta.tool_calls:
+            self.set_tool_calls(apply_tool_calls(self.calls, delta.tool_calls))
+
+    def show_turn(self, turn: Turn) -> None:
+        """Show a finished turn at once (a saved answer): as one delta, then its outcome."""
+        self.take(turn.as_delta())
+        self.finish(turn)
+
+    def text(self) -> str:
+        """The answer text so far, exactly as received."""
+        if self._source_text is None:
+            self._source_text = "".join(self._source)
+            self._source = [self._source_text]
+        return self._source_text
+
+    def append_text(self, text: str) -> None:
+        """Append answer text (shown on the next loop turn, then at most every
+        :data:`~streamscope.ui.pacing.LIVE_APPEND_MS`)."""
+        if not text:
+            return
+        if self._live_started is None:
+            self._live_started = time.perf_counter()
+        self._source.append(text)
+        self._source_text = None
+        self.clock.wake(self._layout, self._next_append, widget=self)
+        if self.turn is None and self._live_due is None:
+            self._live_due = time.monotonic() + pacing.LIVE_RENDER_MS / 1000
+            self.clock.wake(self._layout, self._live_due, widget=self)
+
+    def _show_more(self) -> None:
+        """Append what arrived since the last append to the tail, at most
+        :data:`~streamscope.ui.pacing.LIVE_APPEND_CHARS` (a flood is shown at a bounded
+        pace, and whole at the end)."""
+        text = self.text()
+        end = min(len(text), self._shown + pacing.LIVE_APPEND_CHARS)
+        if end > self._shown:
+            self._tail_appender.append(text[self._shown : end])
+            self._shown = end
+
+    def append_reasoning(self, text: str, channel: str) -> None:
+        """Append reasoning text; ``channel`` is where it arrived (``a+b`` for several)."""
+        for name in channel.split("+") if channel else ():
+            if name not in self._channels:
+                self._channels.append(name)
+                self._update_reasoning_label()
+        if not text:
+            return
+        self._reasoning.append(text)
+        self._reasoning_appender.append(text)
+        if self.reasoning_toggle.isHidden():
+            self.reasoning_toggle.show()
+            self._update_reasoning_label()
+
+    def reasoning(self) -> str:
+        """The reasoning text so far."""
+        return "".join(self._reasoning)
+
+    def reasoning_expanded(self) -> bool:
+        """Whether the reasoning is shown (it starts collapsed)."""
+        return self.reasoning_toggle.isChecked()
+
+    def set_tool_calls(self, calls: Sequence[ToolCallState]) -> None:
+        """Show the tool calls so far (call it again as they grow)."""
+        while len(self._boxes) < len(calls):
+            box = ToolCallBox(self._tools)
+            self._tools_layout.insertWidget(len(self._boxes), box)
+            self._boxes.append(box)
+        for box, call in zip(self._boxes, calls, strict=False):
+            if box.call != call:
+                box.update_call(call)
+        self._tools.setVisible(bool(self._boxes))
+
+    def tool_call_boxes(self) -> list[ToolCallBox]:
+        """One box per tool call, in order."""
+        return list(self._boxes)
+
+    # -- the end ------------------------------------------------------------------------
+
+    def finish(self, turn: Turn) -> None:
+        """Show the outcome and render the final Markdown (in slices when long). The text
+        and calls are the ones the deltas brought: the reducer's last delta arrives before
+        the turn's end."""
+        self.turn = turn
+        self._live_due = None
+        if turn.reasoning_channel:
+            self.append_reasoning("", turn.reasoning_channel)
+        if self._boxes:
+            self.send_button.setEnabled(True)
+        self._show_outcome(turn)
+        self._jobs.append(self._render_job(final=True))
+        # (what the tail has not shown yet is shown by the final rendering)
+        self.clock.wake(self._layout, widget=self)
+
+    def rendered_pane(self) -> TextPane:
+        """The pane holding the rendered Markdown (the live tail is below it)."""
+        return self._rendered
+
+    def is_rendering(self) -> bool:
+        """Whether Markdown rendering is still in progress."""
+        return bool(self._jobs)
+
+    def _show_outcome(self, turn: Turn) -> None:
+        outcome = turn.outcome or Outcome.COMPLETED
+        palette = self.palette()
+        colour = outcome_colour(outcome, palette).name()
+        parts = footer_parts(turn)
+        rest = "".join(f" · {html.escape(p)}" for p in parts[1:])
+        self.footer.setText(
+            f"<span style='color:{colour}; font-weight:600'>{html.escape(parts[0])}</span>"
+            f"<span style='color:{_muted(palette).name()}'>{rest}</span>"
+        )
+        tips = [turn.reason, *turn.warnings] if turn.reason else list(turn.warnings)
+        self.footer.setToolTip("\n".join(tips))
+        self.footer.show()
+        self.status.setText(f"<span style='color:{colour}'>{html.escape(parts[0])}</span>")
+        if outcome is Outcome.COMPLETED:
+            self.partial_label.hide()
+            self.set_accent(None)
+            return
+        what = "partial answer" if self.text() else "no answer"
+        self.partial_label.setText(
+            f"<span style='color:{colour}; font-weight:600'>{what}</span>"
+            f" — {html.escape(turn.reason or outcome.value)}"
+        )
+        self.partial_label.show()
+        self.set_accent(outcome_colour(outcome, palette))
+
+    # -- the card's job on the paint clock ----------------------------------------------
+
+    def _live_over_budget(self) -> bool:
+        if self._live_started is None:
+            return False
+        elapsed = time.perf_counter() - self._live_started
+        return self._live_spent > pacing.LIVE_RENDER_SHARE * elapsed
+
+    def _layout(self, deadline: float) -> float | None:
+        """Append streamed text, start live rendering when due, render until ``deadline``;
+        when to run next (see :mod:`streamscope.ui.pacing`)."""
+        now = time.monotonic()
+        streaming = self.turn is None
+        wanted: list[float] = []
+        if streaming and self._shown < len(self.text()):
+            if now >= self._next_append:
+                self._show_more()
+                self._next_append = now + pacing.LIVE_APPEND_MS / 1000
+            if self._shown < len(self.text()):
+                wanted.append(self._next_append)
+        if streaming and self._live_due is not None and now >= self._live_due and not self._jobs:
+            self._live_due = None
+            if self._live_over_budget():  # a flood: look again later
+                self._live_due = now + pacing.LIVE_RENDER_MS / 1000
+            else:
+                self._jobs.append(self._render_job(final=False))
+        if self._jobs:
+            self._render(deadline)
+        if self._jobs:
+            paused = self.turn is None and self._live_over_budget()
+            wanted.append(now + pacing.LIVE_RENDER_MS / 1000 if paused else 0.0)
+        if streaming and self._live_due is not None:
+            wanted.append(self._live_due)
+        return min(wanted) if wanted else None
+
+    def _render(self, deadline: float) -> None:
+        start = time.perf_counter()
+        while self._jobs and time.perf_counter() < deadline:
+            job = self._jobs[0]
+            try:
+                next(job)
+            except StopIteration:
+                self._jobs.popleft()
+        elapsed = time.perf_counter() - start
+        self.last_render_max_slice_ms = max(self.last_render_max_slice_ms, elapsed * 1000)
+        if self.turn is None:
+            self._live_spent += elapsed
+
+    def _render_job(self, final: bool) -> Iterator[None]:
+        """Render the finished blocks of the tail (all of it when ``final``), then show
+        only what is left in the tail."""
+        start = self._rendered_upto
+        segments, used = split_markdown(self.text()[start:], final=final)
+        self._rendered_upto = start + used
+        yield
+        if segments:
+            self._rendered.show()
+        for segment in segments:
+            yield from self._writer.write(self._cursor, segment)
+            yield
+        if used:
+            # Drop what was just rendered from the head of the tail (cheap, unlike
+            # appending the rest again); what was not shown yet need not be.
+            upto = self._rendered_upto
+            self._tail_appender.remove_prefix(min(upto, self._shown) - self._tail_from)
+            self._tail_from = min(upto, self._shown)
+            if upto > self._shown:
+                self._tail_from = self._shown = upto
+        if used or final:
+            self._tail.setVisible(not self._tail.document().isEmpty())
+        if final:
+            self._rendered.setVisible(not self._rendered.document().isEmpty())
+            self.rendered.emit()
+
+    # -- reasoning and tools ------------------------------------------------------------
+
+    def _update_reasoning_label(self) -> None:
+        arrow = "▾" if self.reasoning_toggle.isChecked() else "▸"
+        channel = "+".join(self._channels) or "reasoning"
+        self.reasoning_toggle.setText(f"{arrow} reasoning ({channel})")
+
+    def _on_reasoning_toggle_toggled(self, checked: bool) -> None:
+        self.reasoning_pane.setVisible(checked)
+        self._update_reasoning_label()
+
+    def _on_send_button_clicked(self) -> None:
+        results: list[tuple[str, str, str]] = []
+        for box in self._boxes:
+            call = box.call
+            if call is None:
+                continue
+            results.append((call.id or "", call.name or "", box.result.toPlainText()))
+        for call_id, _name, text in results:
+            self.toolResultSubmitted.emit(call_id, text)
+        self.resultsSubmitted.emit(results)
+        self.send_button.setEnabled(False)
+        self.send_button.setText("Results sent")
+        for box in self._boxes:
+            box.result.setReadOnly(True)
