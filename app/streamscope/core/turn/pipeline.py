@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from streamscope.core.turn.assembler import StreamEnd, Turn, TurnAssembler
 from streamscope.core.wire.dialects import (
     detect_dialect,
+    fallback_for_framing,
     get_dialect,
     is_ndjson_content_type,
 )
@@ -235,7 +236,7 @@ class StreamPipeline:
         name = detect_dialect(self.content_type, [ev])
         warn: list[StreamEvent] = []
         if name is None:
-            name = "ollama" if isinstance(self._decoder, NDJSONDecoder) else "openai"
+            name = fallback_for_framing(self.framing or "sse").name
             if '"error"' not in ev.data:
                 warn.append(DialectWarning(f"auto: could not tell the dialect; assuming {name}"))
         self._use(get_dialect(name))
