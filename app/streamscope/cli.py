@@ -9,7 +9,8 @@ No arguments opens the main window. Subcommands run headless and never import Qt
     streamscope export ...       a saved conversation as Markdown or JSON
 
 Exit codes: 0 completed, 3 truncated, 4 error, 130 cancelled, 2 usage error.
-Heavy modules are imported inside the handlers so `--version` and `--help` stay instant.
+Heavy modules are imported inside the handlers so `--version` and `--help` stay instant
+(the parser loads only the dialect registry, for the `--dialect` choices).
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ import sys
 from collections.abc import Sequence
 
 from streamscope import __version__
-
-DIALECTS = ("openai", "anthropic", "gemini", "responses", "ollama")
 
 
 def _positive_float(text: str) -> float:
@@ -34,6 +33,8 @@ def _positive_float(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from streamscope.core.wire.dialects import dialect_names  # the registry, as it is now
+
     parser = argparse.ArgumentParser(
         prog="streamscope",
         description="A desktop chat client for LLM endpoints that shows the stream itself. "
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_argument("prompt", metavar="PROMPT")
     send.add_argument("--base-url", required=True, help="API base URL including its version prefix")
     send.add_argument("--model", required=True)
-    send.add_argument("--dialect", choices=DIALECTS, default="openai")
+    send.add_argument("--dialect", choices=dialect_names(), default="openai")
     send.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the key")
     send.add_argument("--system", metavar="S", help="system prompt")
     send.add_argument("--max-tokens", type=int, metavar="N")
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument(
         "--dialect",
-        choices=(*DIALECTS, "auto"),
+        choices=dialect_names(with_auto=True),
         default=None,
         help="default: the capture's own dialect, else auto",
     )
@@ -108,6 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope.ui.app import run_app
 
         return run_app(open_path=Path(given[0]))
+    if not given:  # the window: it paints before the parser's imports would load
+        from streamscope.ui.app import run_app
+
+        return run_app()
     args = build_parser().parse_args(argv)
     if args.self_test:
         from streamscope import selftest

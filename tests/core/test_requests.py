@@ -13,7 +13,7 @@ from streamscope.core.wire.conversation import (
     ToolDefinition,
     merge_extra_body,
 )
-from streamscope.core.wire.dialects import DIALECTS, get_dialect
+from streamscope.core.wire.dialects import dialect_names, get_dialect
 from streamscope.core.wire.dialects.anthropic import DEFAULT_ANTHROPIC_MAX_TOKENS
 
 WEATHER = ToolDefinition(
@@ -274,7 +274,7 @@ def test_ollama_request() -> None:
     }
 
 
-@pytest.mark.parametrize("name", sorted(DIALECTS))
+@pytest.mark.parametrize("name", sorted(dialect_names()))
 def test_extra_body_merges_and_null_removes(name: str) -> None:
     conv = Conversation(
         [Message("user", "hi")],
@@ -297,7 +297,7 @@ def test_extra_body_can_drop_stream_options() -> None:
     assert "stream_options" not in _build("openai", conv).json
 
 
-@pytest.mark.parametrize("name", sorted(DIALECTS))
+@pytest.mark.parametrize("name", sorted(dialect_names()))
 def test_request_does_not_alias_the_conversation(name: str) -> None:
     params = {"type": "object", "properties": {}}
     conv = Conversation(

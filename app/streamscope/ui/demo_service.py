@@ -54,9 +54,16 @@ class DemoService:
         return server
 
     def base_url(self, dialect: str) -> str:
+        """The demo's base URL for ``dialect`` (``auto``: the dialect requests assume), as the
+        dialect's ``demo_name`` says; ``ValueError`` if the demo does not serve it."""
+        from streamscope.core.wire.dialects import resolve
+
         if self._server is None:
             raise RuntimeError("the demo server is not running")
-        return self._server.base_url(dialect if dialect != "auto" else "openai")
+        served = resolve(dialect).demo_name
+        if served is None:
+            raise ValueError(f"the built-in demo does not serve the {dialect!r} dialect")
+        return self._server.base_url(served)
 
     async def aclose(self) -> None:
         """Stop the server without blocking the event loop."""

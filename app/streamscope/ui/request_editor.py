@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from streamscope.core.net.raw_request import RawRequest, RawRequestError, is_masked
-from streamscope.core.wire.dialects import DIALECT_NAMES
+from streamscope.core.wire.dialects import dialect_names
 
 __all__ = ["EditResendDialog", "body_error"]
 
@@ -71,7 +71,7 @@ class EditResendDialog(QDialog):
         self.method_combo.setCurrentText(raw.method)
         self.url_edit = QLineEdit(raw.url, self)
         self.dialect_combo = QComboBox(self)
-        self.dialect_combo.addItems(DIALECT_NAMES)
+        self.dialect_combo.addItems(dialect_names(with_auto=True))
         self.dialect_combo.setCurrentText(raw.dialect)
         self.dialect_combo.setToolTip("auto: the dialect is detected from the response frames")
         line = QHBoxLayout()

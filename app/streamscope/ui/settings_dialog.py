@@ -46,7 +46,6 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.net import models_api as ep_mod
 from streamscope.core.net.endpoints import (
-    DIALECT_CHOICES,
     PRESETS,
     Endpoint,
     KeySource,
@@ -54,6 +53,7 @@ from streamscope.core.net.endpoints import (
 )
 from streamscope.core.net.models_api import ModelListError, make_http_client
 from streamscope.core.net.secrets import SecretStore, header_account
+from streamscope.core.wire.dialects import dialect_names
 
 __all__ = ["ClientFactory", "DemoBaseUrl", "EndpointDialog", "demo_scenarios"]
 
@@ -157,7 +157,7 @@ class EndpointDialog(QDialog):
         self.base_url_edit = QLineEdit()
         self.base_url_edit.setPlaceholderText("https://host/v1 (include the version prefix)")
         self.dialect_combo = QComboBox()
-        self.dialect_combo.addItems(list(DIALECT_CHOICES))
+        self.dialect_combo.addItems(dialect_names(with_auto=True))
         self.model_combo = QComboBox()
         self.model_combo.setEditable(True)
         self.model_combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)

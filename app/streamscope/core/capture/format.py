@@ -53,6 +53,7 @@ import orjson
 
 from streamscope import __version__
 from streamscope.core.turn.outcome import EndKind
+from streamscope.core.wire.dialects import Framing, get_dialect
 
 __all__ = [
     "CAPTURE_SUFFIX",
@@ -189,12 +190,16 @@ class Capture:
     def size(self) -> int:
         return self.reads.size
 
-    def framing(self) -> str:
-        """``"ndjson"`` or ``"sse"``: what the body is (for a file extension)."""
+    def framing(self) -> Framing:
+        """``"ndjson"`` or ``"sse"``: what the body is (for a file extension): NDJSON if the
+        content type says so, else the dialect's framing (SSE for ``auto``)."""
         ctype = (self.response.header("content-type") if self.response else None) or ""
-        if self.dialect == "ollama" or "ndjson" in ctype or "jsonl" in ctype:
+        if "ndjson" in ctype or "jsonl" in ctype:
             return "ndjson"
-        return "sse"
+        try:
+            return get_dialect(self.dialect).framing
+        except KeyError:  # auto, or a dialect not registered here
+            return "sse"
 
 
 def now_iso() -> str:

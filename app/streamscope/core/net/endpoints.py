@@ -28,10 +28,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from streamscope.core import paths
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
 from streamscope.core.redact import SECRET_HEADERS, SECRET_QUERY_KEYS
+from streamscope.core.wire.dialects import dialect_names
 
 __all__ = [
     "DEMO_ID",
-    "DIALECT_CHOICES",
     "KEY_SOURCES",
     "PRESETS",
     "Endpoint",
@@ -48,8 +48,6 @@ __all__ = [
 
 KeySource = Literal["keyring", "env", "none"]
 KEY_SOURCES: tuple[KeySource, ...] = ("keyring", "env", "none")
-DIALECT_CHOICES: tuple[str, ...] = ("openai", "anthropic", "gemini", "responses", "ollama", "auto")
-"""Dialects an endpoint can be set to, in the order the UI lists them."""
 
 DEMO_ID = "builtin-demo"
 """The id of the Built-in demo endpoint created on first run."""
@@ -74,7 +72,7 @@ class Endpoint:
     """Base URL including the API's version prefix (``https://api.openai.com/v1``); empty
     for the Built-in demo, whose URL is known only once its server runs."""
     dialect: str = "openai"
-    """Wire dialect: one of :data:`DIALECT_CHOICES`."""
+    """Wire dialect: a registered one's name, or ``auto``."""
     model: str = ""
     """Model name sent with each request (for the demo: the scenario)."""
     key_source: KeySource = "none"
@@ -321,7 +319,7 @@ def endpoint_from_dict(d: Mapping[str, Any]) -> Endpoint:
     if key_source not in KEY_SOURCES:
         raise EndpointConfigError(f"key_source: expected one of {KEY_SOURCES}, got {key_source!r}")
     dialect = _get(d, "dialect", str, defaults.dialect)
-    if dialect not in DIALECT_CHOICES:
+    if dialect not in dialect_names(with_auto=True):
         raise EndpointConfigError(f"dialect: unknown {dialect!r}")
     headers = _get(d, "extra_headers", dict, {})
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):

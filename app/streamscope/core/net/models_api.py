@@ -15,6 +15,7 @@ import httpx
 
 from streamscope.core.net.endpoints import MODELS_TIMEOUT, Endpoint
 from streamscope.core.redact import redact_url
+from streamscope.core.wire.dialects import resolve
 
 __all__ = [
     "ModelListError",
@@ -36,66 +37,23 @@ class ModelListError(Exception):
 
 
 def models_url(endpoint: Endpoint, base_url: str | None = None) -> str:
-    """Where the endpoint lists its models (``base_url`` overrides the endpoint's, for the
-    demo). Ollama: ``{base}/api/tags``; every other dialect ``{base}/models``."""
-    base = (base_url if base_url is not None else endpoint.base_url).rstrip("/")
-    if endpoint.dialect == "ollama":
-        return base + "/api/tags"
-    if endpoint.dialect == "anthropic":
-        return base + "/models?limit=1000"
-    if endpoint.dialect == "gemini":
-        return base + "/models?pageSize=1000"
-    return base + "/models"
+    """Where the endpoint lists its models, as its dialect says (``base_url`` overrides the
+    endpoint's, for the demo)."""
+    base = base_url if base_url is not None else endpoint.base_url
+    return resolve(endpoint.dialect).models_url(base)
 
 
 def auth_headers(endpoint: Endpoint, api_key: str | None) -> dict[str, str]:
-    """Authentication (and version) headers for a plain GET, plus the extra headers."""
-    headers: dict[str, str] = {"Accept": "application/json"}
-    if endpoint.dialect == "anthropic":
-        from streamscope.core.wire.dialects.anthropic import ANTHROPIC_VERSION
-
-        headers["anthropic-version"] = ANTHROPIC_VERSION
-        if api_key:
-            headers["x-api-key"] = api_key
-    elif endpoint.dialect == "gemini":
-        if api_key:
-            headers["x-goog-api-key"] = api_key
-    elif api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
+    """The dialect's authentication (and version) headers for a plain GET, plus the extra
+    headers."""
+    headers = {"Accept": "application/json", **resolve(endpoint.dialect).auth_headers(api_key)}
     headers.update({k: v for k, v in endpoint.extra_headers.items() if v})
     return headers
 
 
 def parse_models(dialect: str, doc: Any) -> list[str]:
-    """Model names from a models listing, in the server's order, without duplicates.
-
-    OpenAI-style (and Anthropic): ``{"data": [{"id": ...}]}``; Gemini:
-    ``{"models": [{"name": "models/x"}]}`` (prefix dropped; models that cannot generate
-    content are skipped); Ollama: ``{"models": [{"name": ...}]}``. Other shapes give ``[]``.
-    """
-    if not isinstance(doc, dict):
-        return []
-    names: list[str] = []
-    data = doc.get("data")
-    if isinstance(data, list):
-        names += [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
-    models = doc.get("models")
-    if isinstance(models, list):
-        for m in models:
-            if not isinstance(m, dict):
-                continue
-            name = m.get("name") if isinstance(m.get("name"), str) else m.get("model")
-            if not isinstance(name, str):
-                continue
-            methods = m.get("supportedGenerationMethods")
-            if isinstance(methods, list) and not (
-                {"generateContent", "streamGenerateContent"} & set(methods)
-            ):
-                continue
-            if dialect == "gemini" or name.startswith("models/"):
-                name = name.removeprefix("models/")
-            names.append(name)
-    return list(dict.fromkeys(names))
+    """Model names from a models listing, as ``dialect`` reads it (``[]`` for other shapes)."""
+    return resolve(dialect).parse_models(doc)
 
 
 def make_http_client(

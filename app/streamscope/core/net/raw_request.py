@@ -28,6 +28,7 @@ import orjson
 
 from streamscope.core.net.curl import ParsedRequest, to_curl, to_httpx_python
 from streamscope.core.redact import MASK, SECRET_HEADERS, SECRET_QUERY_KEYS, mask_value
+from streamscope.core.wire.dialects import dialects
 from streamscope.core.wire.dialects.base import RequestSpec
 
 __all__ = [
@@ -249,36 +250,11 @@ def raw_from_spec(
 # -- what the user asked -----------------------------------------------------------------
 
 
-def _text_of(content: Any) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [
-            p.get("text")
-            for p in content
-            if isinstance(p, dict)
-            and isinstance(p.get("text"), str)
-            and p.get("type", "text") in ("text", "input_text")
-        ]
-        return "".join(str(p) for p in parts) if parts else None
-    return None
-
-
 def user_text(body: Mapping[str, Any]) -> str | None:
-    """The last user message in a request body of any dialect (OpenAI chat, Anthropic and
-    Ollama ``messages``; Gemini ``contents``; Responses ``input``), or ``None``."""
-    for key, content_key in (("messages", "content"), ("contents", "parts"), ("input", "content")):
-        items = body.get(key)
-        if isinstance(items, str) and key == "input":
-            return items
-        if not isinstance(items, list):
-            continue
-        for item in reversed(items):
-            if isinstance(item, dict) and item.get("role", "user") == "user":
-                text = _text_of(item.get(content_key))
-                if text is not None:
-                    return text
-    return None
+    """The last user message in a request body of any registered dialect's shape (OpenAI
+    chat, Anthropic and Ollama ``messages``; Gemini ``contents``; Responses ``input``), or
+    ``None``."""
+    return next((t for d in dialects() if (t := d.user_text(body)) is not None), None)
 
 
 def mask_secrets(raw: RawRequest) -> tuple[RawRequest, list[MovedSecret]]:

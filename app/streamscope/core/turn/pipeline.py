@@ -25,6 +25,7 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.wire.dialects import (
     detect_dialect,
+    fallback_for_framing,
     get_dialect,
     is_ndjson_content_type,
 )
@@ -258,7 +259,7 @@ class StreamPipeline:
         name = detect_dialect(self.content_type, [ev])
         warn: list[StreamEvent] = []
         if name is None:
-            name = "ollama" if isinstance(self._decoder, NDJSONDecoder) else "openai"
+            name = fallback_for_framing(self.framing or "sse").name
             if '"error"' not in ev.data:
                 warn.append(DialectWarning(f"auto: could not tell the dialect; assuming {name}"))
         self._use(get_dialect(name))

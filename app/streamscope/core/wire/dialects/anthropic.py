@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from streamscope.core.wire.conversation import Conversation, merge_extra_body
 from streamscope.core.wire.dialects.base import (
+    DialectDefaults,
+    Evidence,
     Framing,
     RequestSpec,
     arguments_object,
     as_int,
     as_str,
     compact_json,
+    data_object,
     error_event,
     headers_with,
     join_url,
@@ -42,10 +45,23 @@ from streamscope.core.wire.events import (
     Usage,
 )
 from streamscope.core.wire.sse import SSEEvent
+from streamscope.core.wire.summary import SummaryLabels
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_ANTHROPIC_MAX_TOKENS = 4096
 """Sent when the conversation sets no limit: the Messages API requires ``max_tokens``."""
+EVENTS = frozenset(
+    {
+        "message_start",
+        "message_delta",
+        "message_stop",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "ping",
+    }
+)
+"""The Messages stream's own event names (``error`` is shared with other dialects)."""
 
 
 def _usage(raw: Any) -> Usage | None:
@@ -173,12 +189,32 @@ class AnthropicParser:
 
 
 @dataclass(frozen=True, slots=True)
-class Anthropic:
+class Anthropic(DialectDefaults):
     """The ``anthropic`` dialect."""
 
     name: str = "anthropic"
+    label: str = "Anthropic messages"
     framing: Framing = "sse"
     terminal: str = "message_stop"
+    demo_name: str | None = "anthropic"
+    summary_labels: ClassVar[SummaryLabels] = SummaryLabels("tool_use", "input", "stop_reason")
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if api_key:
+            headers["x-api-key"] = api_key
+        return headers
+
+    def models_url(self, base_url: str) -> str:
+        return join_url(base_url, "/models?limit=1000")
+
+    def recognize(self, content_type: str | None, ev: SSEEvent) -> Evidence:
+        if ev.event in EVENTS:
+            return Evidence.EVENT_NAME
+        obj = data_object(ev)
+        if obj is not None and obj.get("type") in EVENTS:
+            return Evidence.TYPE_FIELD
+        return Evidence.NONE
 
     def build_request(
         self,
@@ -237,9 +273,7 @@ class Anthropic:
         if conv.temperature is not None:
             body["temperature"] = conv.temperature
         merge_extra_body(body, conv.extra_body)
-        headers = {"Accept": "text/event-stream", "anthropic-version": ANTHROPIC_VERSION}
-        if api_key:
-            headers["x-api-key"] = api_key
+        headers = {"Accept": "text/event-stream", **self.auth_headers(api_key)}
         return RequestSpec(
             "POST", join_url(base_url, "/messages"), headers_with(headers, extra_headers), body
         )

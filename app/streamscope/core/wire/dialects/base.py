@@ -1,22 +1,28 @@
-"""What every dialect provides: a request builder and a stream parser factory.
+"""What every dialect provides: every per-dialect fact the app needs, behind one protocol.
 
-A dialect is a plain object satisfying :class:`Dialect`; its parser turns each decoded
+A dialect is a plain object satisfying :class:`Dialect` (its name and label, framing,
+terminal signal, request builder and auth headers, models API, auto-detect recognition,
+raw-request reading, frame summaries, the demo's name for it) and is listed by registering
+it (:func:`streamscope.core.wire.dialects.register`). Its parser turns each decoded
 :class:`~streamscope.core.wire.sse.SSEEvent` (for NDJSON: one line) into
 :data:`~streamscope.core.wire.events.StreamEvent` values. Parsers do no I/O and read no clocks.
+:class:`DialectDefaults` holds what most built-ins share (a dialect may override any of it).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from enum import IntEnum
+from typing import Any, ClassVar, Literal, Protocol
 
 import orjson
 
 from streamscope.core.wire.conversation import Conversation
 from streamscope.core.wire.events import MalformedFrame, ServerError, StreamEvent
 from streamscope.core.wire.sse import SSEEvent
+from streamscope.core.wire.summary import SummaryLabels, summarize_events
 
 Framing = Literal["sse", "ndjson"]
 
@@ -45,11 +51,33 @@ class StreamParser(Protocol):
         ...
 
 
+class Evidence(IntEnum):
+    """How surely one decoded event says "this is my dialect" (``auto`` picks the surest;
+    among equals, the first registered)."""
+
+    NONE = 0
+    SHAPE = 1
+    """Fields typical of the dialect (``choices``, ``candidates``, ``done`` + ``message``)."""
+    TYPE_FIELD = 2
+    """A discriminator in the data names one of its events (``"type": "message_start"``)."""
+    EVENT_NAME = 3
+    """The SSE event name is one of its events (``event: message_start``)."""
+    CONTENT_TYPE = 4
+    """The response's Content-Type is the dialect's own."""
+
+
 class Dialect(Protocol):
-    """A wire dialect: its name, its framing, its request shape and its parser."""
+    """A wire dialect: every fact about it the app needs (see the module docstring)."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """What settings, captures and ``--dialect`` call it (``openai``)."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """For people ("OpenAI chat completions")."""
+        ...
 
     @property
     def framing(self) -> Framing: ...
@@ -57,6 +85,15 @@ class Dialect(Protocol):
     @property
     def terminal(self) -> str:
         """How the terminal signal is named in reasons ("no [DONE]")."""
+        ...
+
+    @property
+    def demo_name(self) -> str | None:
+        """Which of the built-in demo endpoint's dialects serves this one (``None``: none)."""
+        ...
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        """Authentication (and API version) headers, for streaming requests and plain GETs."""
         ...
 
     def build_request(
@@ -74,6 +111,52 @@ class Dialect(Protocol):
     def new_parser(self) -> StreamParser:
         """A fresh parser for one response body."""
         ...
+
+    def models_url(self, base_url: str) -> str:
+        """Where an endpoint at ``base_url`` lists its models."""
+        ...
+
+    def parse_models(self, doc: Any) -> list[str]:
+        """Model names from the models listing, in the server's order, without duplicates."""
+        ...
+
+    def recognize(self, content_type: str | None, ev: SSEEvent) -> Evidence:
+        """How surely this response (its content type, one decoded event) is this dialect."""
+        ...
+
+    def user_text(self, body: Mapping[str, Any]) -> str | None:
+        """The last user message of a request body in this dialect's shape, or ``None``."""
+        ...
+
+    def summarize(self, events: Sequence[StreamEvent]) -> str:
+        """A frame's one-line summary from the events this dialect parsed out of it (cheap:
+        formats events, parses nothing)."""
+        ...
+
+
+class DialectDefaults:
+    """What most built-in dialects share: Bearer auth, ``{base}/models``, a tolerant models
+    listing parser, ``messages`` request bodies and the generic frame summary with
+    :attr:`summary_labels`. Mixed into the built-ins' dataclasses; override what differs."""
+
+    __slots__ = ()
+
+    summary_labels: ClassVar[SummaryLabels] = SummaryLabels()
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def models_url(self, base_url: str) -> str:
+        return join_url(base_url, "/models")
+
+    def parse_models(self, doc: Any) -> list[str]:
+        return model_names(doc)
+
+    def user_text(self, body: Mapping[str, Any]) -> str | None:
+        return last_user_text(body.get("messages"), "content")
+
+    def summarize(self, events: Sequence[StreamEvent]) -> str:
+        return summarize_events(events, self.summary_labels)
 
 
 def join_url(base_url: str, path: str) -> str:
@@ -175,4 +258,71 @@ def as_int(value: Any) -> int | None:
     """``value`` if it is an int (not a bool), else ``None``."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
+    return None
+
+
+def data_object(ev: SSEEvent) -> dict[str, Any] | None:
+    """An event's data as a JSON object, or ``None`` (for recognition, not parsing)."""
+    try:
+        obj = orjson.loads(ev.data)
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def model_names(doc: Any) -> list[str]:
+    """Model names from a models listing of any common shape, in order, without duplicates.
+
+    ``{"data": [{"id": ...}]}`` (OpenAI-style, Anthropic); ``{"models": [{"name": ...}]}``
+    (Gemini ``models/x``, prefix dropped, models that cannot generate content skipped;
+    Ollama ``name`` or ``model``). Other shapes give ``[]``.
+    """
+    if not isinstance(doc, dict):
+        return []
+    names: list[str] = []
+    data = doc.get("data")
+    if isinstance(data, list):
+        names += [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+    models = doc.get("models")
+    if isinstance(models, list):
+        for m in models:
+            if not isinstance(m, dict):
+                continue
+            name = m.get("name") if isinstance(m.get("name"), str) else m.get("model")
+            if not isinstance(name, str):
+                continue
+            methods = m.get("supportedGenerationMethods")
+            if isinstance(methods, list) and not (
+                {"generateContent", "streamGenerateContent"} & set(methods)
+            ):
+                continue
+            names.append(name.removeprefix("models/"))
+    return list(dict.fromkeys(names))
+
+
+def _text_of(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            p.get("text")
+            for p in content
+            if isinstance(p, dict)
+            and isinstance(p.get("text"), str)
+            and p.get("type", "text") in ("text", "input_text")
+        ]
+        return "".join(str(p) for p in parts) if parts else None
+    return None
+
+
+def last_user_text(items: Any, content_key: str) -> str | None:
+    """The text of the last user item of a request body's message list (``content``: a
+    string or text parts; Gemini ``parts``), or ``None``."""
+    if not isinstance(items, list):
+        return None
+    for item in reversed(items):
+        if isinstance(item, dict) and item.get("role", "user") == "user":
+            text = _text_of(item.get(content_key))
+            if text is not None:
+                return text
     return None

@@ -11,19 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from streamscope.core.wire.conversation import Conversation, merge_extra_body, tool_names_by_id
 from streamscope.core.wire.dialects.base import (
+    DialectDefaults,
+    Evidence,
     Framing,
     RequestSpec,
     arguments_object,
     as_int,
     as_str,
     compact_json,
+    data_object,
     error_event,
     headers_with,
     join_url,
+    last_user_text,
     load_object,
     result_object,
 )
@@ -43,6 +47,7 @@ from streamscope.core.wire.events import (
     Usage,
 )
 from streamscope.core.wire.sse import SSEEvent
+from streamscope.core.wire.summary import SummaryLabels
 
 TERMINAL_SIGNAL = "finishReason+end"
 
@@ -127,12 +132,30 @@ class GeminiParser:
 
 
 @dataclass(frozen=True, slots=True)
-class Gemini:
+class Gemini(DialectDefaults):
     """The ``gemini`` dialect."""
 
     name: str = "gemini"
+    label: str = "Google Gemini"
     framing: Framing = "sse"
     terminal: str = "finishReason"
+    demo_name: str | None = "gemini"
+    summary_labels: ClassVar[SummaryLabels] = SummaryLabels("functionCall", "args", "finishReason")
+
+    def auth_headers(self, api_key: str | None) -> dict[str, str]:
+        return {"x-goog-api-key": api_key} if api_key else {}
+
+    def models_url(self, base_url: str) -> str:
+        return join_url(base_url, "/models?pageSize=1000")
+
+    def recognize(self, content_type: str | None, ev: SSEEvent) -> Evidence:
+        obj = data_object(ev)
+        if obj is not None and ("candidates" in obj or "usageMetadata" in obj):
+            return Evidence.SHAPE
+        return Evidence.NONE
+
+    def user_text(self, body: Mapping[str, Any]) -> str | None:
+        return last_user_text(body.get("contents"), "parts")
 
     def build_request(
         self,
@@ -188,9 +211,7 @@ class Gemini:
         if config:
             body["generationConfig"] = config
         merge_extra_body(body, conv.extra_body)
-        headers = {"Accept": "text/event-stream"}
-        if api_key:
-            headers["x-goog-api-key"] = api_key
+        headers = {"Accept": "text/event-stream", **self.auth_headers(api_key)}
         model_id = model.removeprefix("models/")
         url = join_url(base_url, f"/models/{model_id}:streamGenerateContent?alt=sse")
         return RequestSpec("POST", url, headers_with(headers, extra_headers), body)

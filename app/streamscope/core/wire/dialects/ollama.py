@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from streamscope.core.wire.conversation import Conversation, merge_extra_body, tool_names_by_id
 from streamscope.core.wire.dialects.base import (
+    DialectDefaults,
+    Evidence,
     Framing,
     RequestSpec,
     arguments_object,
     as_int,
     as_str,
     compact_json,
+    data_object,
     error_event,
     headers_with,
     join_url,
@@ -40,6 +43,7 @@ from streamscope.core.wire.events import (
     Usage,
 )
 from streamscope.core.wire.sse import SSEEvent
+from streamscope.core.wire.summary import SummaryLabels
 
 TERMINAL_SIGNAL = "done:true"
 _USAGE_KEYS = (
@@ -120,12 +124,24 @@ class OllamaParser:
 
 
 @dataclass(frozen=True, slots=True)
-class Ollama:
+class Ollama(DialectDefaults):
     """The ``ollama`` dialect (NDJSON framing)."""
 
     name: str = "ollama"
+    label: str = "Ollama native chat (NDJSON)"
     framing: Framing = "ndjson"
     terminal: str = TERMINAL_SIGNAL
+    demo_name: str | None = "ollama"
+    summary_labels: ClassVar[SummaryLabels] = SummaryLabels(finish_reason="done_reason")
+
+    def models_url(self, base_url: str) -> str:
+        return join_url(base_url, "/api/tags")
+
+    def recognize(self, content_type: str | None, ev: SSEEvent) -> Evidence:
+        obj = data_object(ev)
+        if obj is not None and "done" in obj and ("message" in obj or "model" in obj):
+            return Evidence.SHAPE
+        return Evidence.NONE
 
     def build_request(
         self,
@@ -163,9 +179,8 @@ class Ollama:
         if options:
             body["options"] = options
         merge_extra_body(body, conv.extra_body)
-        headers = {"Accept": "application/x-ndjson"}
-        if api_key:  # Ollama needs none; a proxy in front of it may
-            headers["Authorization"] = f"Bearer {api_key}"
+        # Ollama needs no key; a proxy in front of it may (Bearer)
+        headers = {"Accept": "application/x-ndjson", **self.auth_headers(api_key)}
         return RequestSpec(
             "POST", join_url(base_url, "/api/chat"), headers_with(headers, extra_headers), body
         )

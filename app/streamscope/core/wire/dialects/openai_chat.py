@@ -18,10 +18,13 @@ import orjson
 
 from streamscope.core.wire.conversation import Conversation, merge_extra_body
 from streamscope.core.wire.dialects.base import (
+    DialectDefaults,
+    Evidence,
     Framing,
     RequestSpec,
     as_int,
     as_str,
+    data_object,
     error_event,
     excerpt,
     headers_with,
@@ -226,12 +229,22 @@ def _without_obfuscation(data: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class OpenAIChat:
+class OpenAIChat(DialectDefaults):
     """The ``openai`` dialect."""
 
     name: str = "openai"
+    label: str = "OpenAI chat completions"
     framing: Framing = "sse"
     terminal: str = "[DONE]"
+    demo_name: str | None = "openai"
+
+    def recognize(self, content_type: str | None, ev: SSEEvent) -> Evidence:
+        obj = data_object(ev)
+        if obj is None:
+            return Evidence.NONE
+        if obj.get("object") == "chat.completion.chunk":
+            return Evidence.TYPE_FIELD
+        return Evidence.SHAPE if "choices" in obj else Evidence.NONE
 
     def build_request(
         self,
@@ -277,9 +290,7 @@ class OpenAIChat:
         if conv.max_tokens is not None:
             body["max_tokens"] = conv.max_tokens
         merge_extra_body(body, conv.extra_body)
-        headers = {"Accept": "text/event-stream"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
+        headers = {"Accept": "text/event-stream", **self.auth_headers(api_key)}
         return RequestSpec(
             "POST",
             join_url(base_url, "/chat/completions"),

@@ -13,17 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from streamscope.core.wire.conversation import Conversation, merge_extra_body
 from streamscope.core.wire.dialects.base import (
+    DialectDefaults,
+    Evidence,
     Framing,
     RequestSpec,
     as_int,
     as_str,
+    data_object,
     error_event,
     headers_with,
     join_url,
+    last_user_text,
     load_object,
 )
 from streamscope.core.wire.events import (
@@ -44,6 +48,7 @@ from streamscope.core.wire.events import (
     Usage,
 )
 from streamscope.core.wire.sse import SSEEvent
+from streamscope.core.wire.summary import SummaryLabels
 
 
 def _usage(response: Any) -> list[StreamEvent]:
@@ -170,12 +175,28 @@ def _incomplete_reason(response: Any) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class OpenAIResponses:
+class OpenAIResponses(DialectDefaults):
     """The ``responses`` dialect."""
 
     name: str = "responses"
+    label: str = "OpenAI Responses"
     framing: Framing = "sse"
     terminal: str = "response.completed"
+    demo_name: str | None = "responses"
+    summary_labels: ClassVar[SummaryLabels] = SummaryLabels("output")
+
+    def recognize(self, content_type: str | None, ev: SSEEvent) -> Evidence:
+        if ev.event.startswith("response."):
+            return Evidence.EVENT_NAME
+        obj = data_object(ev)
+        kind = obj.get("type") if obj is not None else None
+        if isinstance(kind, str) and kind.startswith("response."):
+            return Evidence.TYPE_FIELD
+        return Evidence.NONE
+
+    def user_text(self, body: Mapping[str, Any]) -> str | None:
+        items = body.get("input")
+        return items if isinstance(items, str) else last_user_text(items, "content")
 
     def build_request(
         self,
@@ -221,9 +242,7 @@ class OpenAIResponses:
         if conv.max_tokens is not None:
             body["max_output_tokens"] = conv.max_tokens
         merge_extra_body(body, conv.extra_body)
-        headers = {"Accept": "text/event-stream"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
+        headers = {"Accept": "text/event-stream", **self.auth_headers(api_key)}
         return RequestSpec(
             "POST", join_url(base_url, "/responses"), headers_with(headers, extra_headers), body
         )
