@@ -13,7 +13,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from streamscope.core.turn.model import Timings, ToolCallState, Turn
+from streamscope.core.turn.model import Timings, ToolCallState, Turn, TurnDelta
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.chat_view import AssistantCard, ChatView
 from streamscope.ui.markdown import TextPane
@@ -61,6 +61,12 @@ def finished(text: str, outcome: Outcome = Outcome.COMPLETED, **kw: object) -> T
 
 def finish_and_wait(qtbot: QtBot, card: AssistantCard, turn: Turn) -> None:
     card.finish(turn)
+    qtbot.waitUntil(lambda: not card.is_rendering(), timeout=20_000)
+
+
+def show_and_wait(qtbot: QtBot, card: AssistantCard, turn: Turn) -> None:
+    """A whole turn at once, as a saved answer is shown."""
+    card.show_turn(turn)
     qtbot.waitUntil(lambda: not card.is_rendering(), timeout=20_000)
 
 
@@ -121,7 +127,7 @@ def test_finish_renders_markdown_with_a_table_and_highlighted_code(
 
 def test_copy_link_copies_the_exact_code(view: ChatView, qtbot: QtBot) -> None:
     card = view.begin_assistant_message()
-    finish_and_wait(qtbot, card, finished(MARKDOWN))
+    show_and_wait(qtbot, card, finished(MARKDOWN))
     pane = card.rendered_pane()
     view.scroll_to_bottom()
     qtbot.wait(50)
@@ -222,12 +228,17 @@ def test_an_error_without_text_says_so(view: ChatView, qtbot: QtBot) -> None:
     assert "error" in card.footer.text()
 
 
-def test_finish_with_text_never_appended_renders_it(view: ChatView, qtbot: QtBot) -> None:
+def test_finish_shows_the_outcome_and_never_replaces_what_the_deltas_brought(
+    view: ChatView, qtbot: QtBot
+) -> None:
+    """The card renders the reducer's deltas only: the finished Turn brings the outcome, not
+    a second copy of the text that could disagree with what was shown live."""
     card = view.begin_assistant_message()
-    card.append_text("stale")
-    finish_and_wait(qtbot, card, finished("# Fresh\n\nall of it"))
-    assert card.text() == "# Fresh\n\nall of it"
-    assert rendered_text(card) == "Fresh\nall of it"
+    card.take(TurnDelta(text="# Live\n\nas it came"))
+    finish_and_wait(qtbot, card, finished("# Other\n\ntext"))
+    assert card.text() == "# Live\n\nas it came"
+    assert rendered_text(card) == "Live\nas it came"
+    assert "completed" in card.footer.text()
 
 
 def test_finished_blocks_render_while_the_answer_streams(view: ChatView, qtbot: QtBot) -> None:
@@ -324,7 +335,7 @@ def test_long_answer_renders_in_short_slices_and_completely(view: ChatView, qtbo
 
 def test_copy_links_of_a_long_answer_copy_their_own_block(view: ChatView, qtbot: QtBot) -> None:
     card = view.begin_assistant_message()
-    finish_and_wait(qtbot, card, finished(_long_markdown()))
+    show_and_wait(qtbot, card, finished(_long_markdown()))
     pane = card.rendered_pane()
     assert pane.codes[1] == "def f25(x):\n    return x * 25"
     pane.anchorClicked.emit(QUrl("copy:1"))

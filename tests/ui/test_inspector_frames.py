@@ -48,8 +48,7 @@ def filled(dialect: str, reads: Sequence[bytes], per_batch: int = 1) -> FramesMo
     model = FramesModel()
     model.clear(T0)
     for batch in stream(dialect, reads, per_batch)[0]:
-        model.append_reads(batch.reads)
-        model.append_rows(batch.rows)
+        model.append(batch)
     return model
 
 
@@ -66,8 +65,7 @@ def test_model_passes_qtmodeltester_while_batches_arrive(qtmodeltester: ModelTes
     qtmodeltester.check(model, force_py=True)  # type: ignore[no-untyped-call]
     reads = [b": keep-alive\n\n", *(chat(f"w{i} ") for i in range(30)), b"data: [DONE]\n\n"]
     for batch in stream("openai", reads, per_batch=4)[0]:
-        model.append_reads(batch.reads)
-        model.append_rows(batch.rows)
+        model.append(batch)
     assert model.rowCount() == 32
     model.clear(T0)
     assert model.rowCount() == 0
@@ -80,8 +78,7 @@ def test_filter_model_passes_qtmodeltester(qtmodeltester: ModelTester, qtbot: Qt
     qtmodeltester.check(proxy, force_py=True)  # type: ignore[no-untyped-call]
     reads = [b": ping\n\n", *(chat(f"w{i}") for i in range(20)), b"data: [DONE]\n\n"]
     for batch in stream("openai", reads, per_batch=3)[0]:
-        model.append_reads(batch.reads)
-        model.append_rows(batch.rows)
+        model.append(batch)
     qtbot.waitUntil(lambda: not proxy.scanning)  # frames that arrive are checked too
     assert proxy.rowCount() == 20
     assert model.data(proxy.mapToSource(proxy.index(0, COL_SUMMARY))) == 'delta.content "w0"'
@@ -100,8 +97,7 @@ def test_a_million_frames_are_filtered_a_slice_at_a_time(qtbot: QtBot) -> None:
     batches = _synthetic_batches(100_000, 10)
     model = FramesModel()
     for batch in batches:
-        model.append_reads(batch.reads)
-        model.append_rows(batch.rows)
+        model.append(batch)
     proxy = FramesFilterModel(model)
     proxy.set_needle("tok")
     slices = 0
@@ -117,8 +113,7 @@ def test_qt_model_tester_reports_nothing(qtmodeltester: ModelTester, qtlog: obje
     model = FramesModel()
     qtmodeltester.check(model)  # type: ignore[no-untyped-call]  # the C++ QAbstractItemModelTester, reporting by warning
     for batch in stream("openai", [chat(f"{i}") for i in range(50)], per_batch=7)[0]:
-        model.append_reads(batch.reads)
-        model.append_rows(batch.rows)
+        model.append(batch)
     failures = [r.message for r in qtlog.records if "FAIL" in r.message]  # type: ignore[attr-defined]
     assert failures == []
 
@@ -163,17 +158,16 @@ def test_100k_frames_in_100_batches_insert_100_times_and_stay_compact() -> None:
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     for batch in batches:
-        model.append_reads(batch.reads)
-        model.append_rows(batch.rows)
+        model.append(batch)
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
 
     assert model.rowCount() == 100_000
     assert len(inserts) == len(inserted) == 100
     assert inserts[0] == (0, 999) and inserts[-1] == (99_000, 99_999)
-    raw_bytes = len(model.stream) + len(model.side)
+    raw_bytes = len(model.log.stream) + len(model.log.side)
     assert raw_bytes == 100_000 * len(chat("tok"))
-    assert len(model.side) == 0  # every frame indexes the read buffer
+    assert len(model.log.side) == 0  # every frame indexes the read buffer
     per_frame = (after - before - raw_bytes) / 100_000
     print(f"retained per frame, excluding raw bytes: {per_frame:.1f} B")
     assert per_frame < 200
@@ -205,16 +199,15 @@ def test_a_replay_indexes_the_captures_buffer_instead_of_copying_it() -> None:
     model.clear(T0, recorded)
     batches = stream("openai", reads, per_batch=7)[0]
     for n, batch in enumerate(batches):
-        model.append_reads(batch.reads)
-        model.append_rows(batch.rows)
+        model.append(batch)
         if n == 0:  # what arrived so far, not the whole recording
-            assert model.received == sum(len(r) for r in reads[:7])
-    assert model.stream is recorded and bytes(recorded) == pristine
-    assert model.received == len(pristine) and len(model.side) == 0
+            assert model.log.received == sum(len(r) for r in reads[:7])
+    assert model.log.stream is recorded and bytes(recorded) == pristine
+    assert model.log.received == len(pristine) and len(model.log.side) == 0
     assert model.rowCount() == 41
     assert [model.frame_bytes(row) for row in range(41)] == reads
-    assert model.stream_offset(40) == len(pristine) - len(reads[-1])
-    assert model.reads_spanned(3) == 1
+    assert model.log.stream_offset(40) == len(pristine) - len(reads[-1])
+    assert model.log.reads_spanned(3) == 1
 
 
 def test_reads_that_differ_from_the_recording_are_kept_as_they_arrived() -> None:
@@ -225,10 +218,9 @@ def test_reads_that_differ_from_the_recording_are_kept_as_they_arrived() -> None
     model = FramesModel()
     model.clear(T0, recorded)
     for batch in stream("openai", changed, per_batch=3)[0]:
-        model.append_reads(batch.reads)
-        model.append_rows(batch.rows)
-    assert model.stream is not recorded and bytes(recorded) == pristine  # never written to
-    assert bytes(model.stream) == b"".join(changed)
+        model.append(batch)
+    assert model.log.stream is not recorded and bytes(recorded) == pristine  # never written to
+    assert bytes(model.log.stream) == b"".join(changed)
     assert [model.frame_bytes(row) for row in range(10)] == changed
     assert model.event_and_summary(4) == ("message", 'delta.content "other"')
 
@@ -357,8 +349,8 @@ def test_summaries_for_each_dialect(
     reads = [body[i : i + 23] for i in range(0, len(body), 23)]
     model = filled(dialect, reads, per_batch=3)
     assert summaries(model) == expected
-    assert len(model.side) == 0
-    assert model.frame_bytes(0) == body[: model.lengths[0]]
+    assert len(model.log.side) == 0
+    assert model.frame_bytes(0) == body[: model.log.lengths[0]]
 
 
 def test_error_events_are_summarised_with_code_and_message() -> None:
@@ -399,10 +391,10 @@ def test_kinds_are_flagged_and_styled_distinctly() -> None:
     assert kinds[0] == FrameKind.COMMENT
     assert kinds[1] == FrameKind.TEXT
     assert kinds[2] == FrameKind.MALFORMED
-    assert model.frame_flags[3] & FLAG_INVALID_UTF8
+    assert model.log.flags[3] & FLAG_INVALID_UTF8
     assert kinds[4] == FrameKind.ERROR
     assert kinds[5] == FrameKind.TERMINAL
-    assert model.frame_flags[6] & FLAG_INCOMPLETE
+    assert model.log.flags[6] & FLAG_INCOMPLETE
 
     def style(row: int) -> tuple[QColor | None, QColor | None, QFont | None]:
         index = model.index(row, COL_EVENT)
@@ -498,7 +490,7 @@ def test_detail_shows_text_hex_and_read_boundaries_for_a_frame_spanning_3_reads(
     panel.frameSelected.connect(selected.append)
     panel.select_row(1)
     assert selected == [1]
-    bounds = panel.model.read_boundaries(1)
+    bounds = panel.model.log.read_boundaries(1)
     assert [b for b, _t in bounds] == [10, split]
     assert [t for _b, t in bounds] == pytest.approx([T0 + 0.12, T0 + 0.13])
 
@@ -547,12 +539,11 @@ def test_frames_without_their_reads_are_kept_in_the_side_buffer() -> None:
     rows = encoder.take().rows
     assert list(rows.flags) == [0, FLAG_DETACHED] and bytes(rows.detached) == chat("b")
     model = FramesModel()
-    model.append_reads([(chat("a"), T0 + 0.1)])
-    model.append_rows(rows)
-    model.append_rows(rows)  # a second batch: its side bytes follow the first's
+    model.append(ProgressBatch(reads=[(chat("a"), T0 + 0.1)], rows=rows))
+    model.append(ProgressBatch(rows=rows))  # a second batch: its side bytes follow the first's
     assert [model.frame_bytes(r) for r in range(4)] == [chat("a"), chat("b")] * 2
-    assert model.stream_offset(0) == 0
-    assert model.stream_offset(1) is None and model.read_boundaries(1) == []
+    assert model.log.stream_offset(0) == 0
+    assert model.log.stream_offset(1) is None and model.log.read_boundaries(1) == []
 
 
 # -- banner and autoscroll -----------------------------------------------------------------

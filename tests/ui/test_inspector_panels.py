@@ -17,10 +17,10 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from streamscope.core.turn.model import parse_arguments as parse_state
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.timeline_panel import GapSeries
-from streamscope.ui.inspector.toolcalls_panel import parse_state
 from streamscope.ui.turn_runner import TurnStart
 from support.batches import pipeline_batches
 

@@ -75,7 +75,7 @@ def test_20000_deltas_arrive_in_few_flushes_with_the_exact_text(
     assert "".join(t for b in batches for t in b.text) == expected
     assert card.text() == turn.text == expected
     assert inspector.frames_model.rowCount() == n + 1
-    assert len(inspector.frames_model.side) == 0  # every frame points into the reads
+    assert len(inspector.frames_model.log.side) == 0  # every frame points into the reads
     qtbot.waitUntil(lambda: not card.is_rendering(), timeout=20_000)
 
 
@@ -164,7 +164,7 @@ def test_a_replayed_capture_is_held_once_not_copied_by_the_views(
     assert turn is not None and turn.outcome is Outcome.COMPLETED
     assert retained < raw / 2, (retained, raw)  # (a copy of the bytes would be >= raw)
     model = inspector.frames_model
-    assert model.rowCount() == 20_001 and model.stream is capture.reads.buffer()
+    assert model.rowCount() == 20_001 and model.log.stream is capture.reads.buffer()
     assert model.frame_bytes(7) == frame("w7 ")
     assert recorder.last is not None and recorder.last.capture.reads is capture.reads
 

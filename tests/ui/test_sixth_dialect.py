@@ -24,7 +24,7 @@ from streamscope.core.net.endpoints import (
 from streamscope.core.net.models_api import auth_headers, models_url, parse_models
 from streamscope.core.net.raw_request import user_text
 from streamscope.core.net.secrets import SecretStore
-from streamscope.core.turn.assembler import StreamEnd
+from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline
 from streamscope.core.wire.conversation import Conversation
 from streamscope.core.wire.dialects import (

@@ -111,7 +111,7 @@ def test_demo_cut_is_truncated_and_keeps_partial_text(
 
     model = window.inspector.frames_model
     last = model.rowCount() - 1
-    assert model.frame_flags[last] & FLAG_INCOMPLETE
+    assert model.log.flags[last] & FLAG_INCOMPLETE
     assert model.frame_bytes(last).startswith(b"data: ") and not model.frame_bytes(last).endswith(
         b"\n\n"
     )

@@ -126,7 +126,7 @@ def test_a_saved_capture_replays_into_the_window_identically(
     # the Frames table indexes the capture it replayed (one copy of the bytes, not two)
     replaying = window.controller.last_capture
     assert replaying is not None and replaying is not capture
-    assert window.inspector.frames_model.stream is replaying.reads.buffer()
+    assert window.inspector.frames_model.log.stream is replaying.reads.buffer()
     assert window.status.text().startswith("Completed · tool_calls")
     # a replay is shown, not added to the conversation
     assert len(window.controller.history.messages()) == 2
