@@ -40,6 +40,7 @@ from streamscope.core.wire.dialects import (
 from streamscope.core.wire.events import Ignored, StreamEvent, Terminal, TextDelta
 from streamscope.core.wire.sse import SSEDecoder, SSEEvent
 from streamscope.core.wire.summary import quote, summarize_events
+from streamscope.ui.demo_service import DemoService
 from streamscope.ui.settings_dialog import EndpointDialog
 from support.memory_keyring import MemoryKeyring, installed
 
@@ -203,3 +204,17 @@ def test_frame_summaries(toy: Dialect) -> None:
     parser = get_dialect("toy").new_parser()
     summaries = [get_dialect("toy").summarize(parser.parse(ev)) for ev in _frames()]
     assert summaries == ["toy hello", 'toy says "Hel"', 'toy says "lo ✓"', "bye"]
+
+
+class _StubDemo:
+    def base_url(self, dialect: str) -> str:
+        return f"http://demo/{dialect}"
+
+
+def test_the_demo_maps_through_demo_name_and_does_not_serve_it(toy: Dialect) -> None:
+    service = DemoService()
+    service._server = _StubDemo()  # type: ignore[assignment]
+    assert service.base_url("responses") == "http://demo/responses"
+    assert service.base_url("auto") == "http://demo/openai"
+    with pytest.raises(ValueError, match="does not serve the 'toy' dialect"):
+        service.base_url("toy")
