@@ -384,7 +384,7 @@ def test_anthropic_summaries() -> None:
         "tool_use[1] done",
         "content_block_stop",
         'thinking "Let me"',
-        "stop_reason=tool_use · usage in=? out=89",
+        "stop_reason=tool_use · usage out=89",
         'error overloaded_error: "Overloaded"',
         "message_stop",
     ]
@@ -495,7 +495,7 @@ def test_the_summary_formatter_clips_and_quotes() -> None:
             ]
         )
         == 'text "a" · reasoning "b" · tool_calls[?] start f · tool_calls[?].arguments +"{"'
-        ' · tool_calls[2] done "{\\"x\\":1}" · message_start · usage in=? out=?'
+        ' · tool_calls[2] done "{\\"x\\":1}" · usage'
         " · finish_reason=length"
         ' · error: "boom" · malformed: expected a JSON object · keepalive · content_block_stop'
         " · warning: more than one choice · done:true"

@@ -13,6 +13,7 @@ from PySide6.QtGui import QColor, QFont
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from streamscope.core.turn.model import TurnDelta
 from streamscope.core.turn.pipeline import ParsedFrame
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.core.wire.events import StreamEvent, TextDelta
@@ -74,14 +75,14 @@ def test_model_passes_qtmodeltester_while_batches_arrive(qtmodeltester: ModelTes
 def test_filter_model_passes_qtmodeltester(qtmodeltester: ModelTester, qtbot: QtBot) -> None:
     model = FramesModel()
     proxy = FramesFilterModel(model)
-    proxy.set_needle("content")
+    proxy.set_needle("text")
     qtmodeltester.check(proxy, force_py=True)  # type: ignore[no-untyped-call]
     reads = [b": ping\n\n", *(chat(f"w{i}") for i in range(20)), b"data: [DONE]\n\n"]
     for batch in stream("openai", reads, per_batch=3)[0]:
         model.append(batch)
     qtbot.waitUntil(lambda: not proxy.scanning)  # frames that arrive are checked too
     assert proxy.rowCount() == 20
-    assert model.data(proxy.mapToSource(proxy.index(0, COL_SUMMARY))) == 'delta.content "w0"'
+    assert model.data(proxy.mapToSource(proxy.index(0, COL_SUMMARY))) == 'text "w0"'
     assert proxy.mapFromSource(model.index(0, 0)).isValid() is False  # the ping
     assert proxy.mapFromSource(model.index(1, 0)).row() == 0
     proxy.set_needle("")
@@ -142,7 +143,9 @@ def _synthetic_batches(frames: int, batches: int) -> list[ProgressBatch]:
             offset += len(raw)
         encoder.read(raw * per, t)
         encoder.progressed(PipelineUpdate(frames=parsed), t)
-        out.append(encoder.take())
+        batch = encoder.take()
+        batch.delta = TurnDelta(text="tok" * per)  # (what the reducer would say)
+        out.append(batch)
     return out
 
 
@@ -172,12 +175,12 @@ def test_100k_frames_in_100_batches_insert_100_times_and_stay_compact() -> None:
     print(f"retained per frame, excluding raw bytes: {per_frame:.1f} B")
     assert per_frame < 200
     # Rows are computed lazily from the bytes, anywhere in the table.
-    assert model.event_and_summary(54_321) == ("message", 'delta.content "tok"')
+    assert model.event_and_summary(54_321) == ("message", 'text "tok"')
     index = model.index(99_999, COL_SUMMARY)
-    assert model.data(index) == 'delta.content "tok"'
+    assert model.data(index) == 'text "tok"'
 
 
-def test_panel_inserts_once_per_batch_through_the_proxy(qtbot: QtBot) -> None:
+def test_panel_shows_new_rows_on_the_paint_clock(qtbot: QtBot) -> None:
     panel = FramesPanel()
     qtbot.addWidget(panel)
     panel.begin_turn(T0, "openai")
@@ -186,8 +189,9 @@ def test_panel_inserts_once_per_batch_through_the_proxy(qtbot: QtBot) -> None:
     batches, _turn = stream("openai", [chat(f"{i}") for i in range(120)], per_batch=12)
     for batch in batches:
         panel.add_progress(batch)
-    assert panel.shown_rows() == 120
-    assert len(signals) == sum(1 for b in batches if len(b.rows)) == 10
+    qtbot.waitUntil(lambda: panel.shown_rows() == 120)
+    # ten batches in one loop turn: the table shows them with one insert, on the clock
+    assert len(signals) == 1
     assert panel.count_label.text().startswith("120 frames")
 
 
@@ -222,7 +226,7 @@ def test_reads_that_differ_from_the_recording_are_kept_as_they_arrived() -> None
     assert model.log.stream is not recorded and bytes(recorded) == pristine  # never written to
     assert bytes(model.log.stream) == b"".join(changed)
     assert [model.frame_bytes(row) for row in range(10)] == changed
-    assert model.event_and_summary(4) == ("message", 'delta.content "other"')
+    assert model.event_and_summary(4) == ("message", 'text "other"')
 
 
 # -- summaries per dialect -----------------------------------------------------------------
@@ -284,13 +288,13 @@ OPENAI = (
             OPENAI,
             [
                 ("comment", ": keep-alive"),
-                ("message", "role=assistant"),
-                ("message", 'delta.reasoning_content "think"'),
-                ("message", 'delta.content "Hel"'),
-                ("message", "tool_calls[1] call_1 get_time"),
+                ("message", "message_start"),
+                ("message", 'reasoning_content "think"'),
+                ("message", 'text "Hel"'),
+                ("message", "tool_calls[1] get_time call_1"),
                 ("message", 'tool_calls[1].arguments +"{\\"ci"'),
                 ("message", "finish_reason=tool_calls"),
-                ("message", "usage prompt_tokens=3 completion_tokens=5"),
+                ("message", "usage in=3 out=5"),
                 ("message", "[DONE]"),
             ],
         ),
@@ -298,12 +302,12 @@ OPENAI = (
             "anthropic",
             ANTHROPIC,
             [
-                ("message_start", "message_start msg_1 claude-x"),
-                ("content_block_start", "content_block_start [1] tool_use get_weather toolu_1"),
-                ("content_block_delta", 'content_block_delta text "Hello"'),
-                ("content_block_delta", 'content_block_delta [1] input_json +"{\\"ci"'),
+                ("message_start", "message_start msg_1 claude-x · usage in=3"),
+                ("content_block_start", "tool_use[1] start get_weather toolu_1"),
+                ("content_block_delta", 'text "Hello"'),
+                ("content_block_delta", 'tool_use[1].input +"{\\"ci"'),
                 ("ping", "ping"),
-                ("message_delta", "message_delta stop_reason=end_turn usage output_tokens=4"),
+                ("message_delta", "stop_reason=end_turn · usage out=4"),
                 ("message_stop", "message_stop"),
             ],
         ),
@@ -311,23 +315,24 @@ OPENAI = (
             "responses",
             RESPONSES,
             [
-                ("response.output_text.delta", 'response.output_text.delta "Hi"'),
+                ("response.output_text.delta", 'text "Hi"'),
+                ("message", 'output[1].arguments +"{\\"a"'),
                 (
-                    "response.function_call_arguments.delta",
-                    'response.function_call_arguments.delta +"{\\"a"',
+                    "response.completed",
+                    "usage out=2 · finish_reason=completed · response.completed",
                 ),
-                ("response.completed", "response.completed status=completed usage output_tokens=2"),
             ],
         ),
         (
             "gemini",
             GEMINI,
             [
-                ("message", 'candidates thought "Hm"'),
-                ("message", 'candidates text "Hi"'),
+                ("message", 'thought "Hm"'),
+                ("message", 'text "Hi"'),
                 (
                     "message",
-                    'candidates functionCall f {"x":1}  finishReason=STOP  usage totalTokenCount=9',
+                    'functionCall[0] f +"{\\"x\\":1}" · functionCall[0] done · finishReason=STOP'
+                    " · usage totalTokenCount=9",
                 ),
             ],
         ),
@@ -335,9 +340,9 @@ OPENAI = (
             "ollama",
             OLLAMA,
             [
-                ("ndjson", 'message.thinking "Hmm"'),
-                ("ndjson", 'message.content "Hi"'),
-                ("ndjson", "done done_reason=stop"),
+                ("ndjson", 'thinking "Hmm" · message_start m'),
+                ("ndjson", 'text "Hi"'),
+                ("ndjson", "done_reason=stop · done:true"),
             ],
         ),
     ],
@@ -363,13 +368,13 @@ def test_error_events_are_summarised_with_code_and_message() -> None:
         ("error", 'error overloaded_error: "Overloaded"')
     ]
     assert summaries(filled("responses", [responses])) == [("error", 'error rate_limit: "Slow"')]
-    assert filled("anthropic", [anthropic]).kinds[0] == FrameKind.ERROR
+    assert filled("anthropic", [anthropic]).log.kinds[0] == FrameKind.ERROR
 
 
 def test_long_text_is_clipped_in_the_summary() -> None:
     model = filled("openai", [chat("x" * 500)])
     summary = model.event_and_summary(0)[1]
-    assert summary.startswith('delta.content "xxxx') and summary.endswith('…"')
+    assert summary.startswith('text "xxxx') and summary.endswith('…"')
     assert len(summary) < 100
 
 
@@ -413,7 +418,7 @@ def test_kinds_are_flagged_and_styled_distinctly() -> None:
     events = [model.data(model.index(r, COL_EVENT)) for r in range(7)]
     assert events[2].startswith("⚠") and events[3].startswith("�") and events[4].startswith("✖")
     assert events[5].startswith("■") and events[6].startswith("…")
-    assert model.event_and_summary(2)[1].startswith("malformed JSON")
+    assert model.event_and_summary(2)[1].startswith("malformed: invalid JSON")
     assert model.event_and_summary(4)[1] == 'error server_error: "boom"'
     assert model.event_and_summary(6)[1].startswith("(incomplete)")
 
@@ -427,6 +432,7 @@ def test_filter_box_filters_by_event_and_text(qtbot: QtBot) -> None:
     panel.begin_turn(T0, "anthropic")
     for batch in stream("anthropic", [ANTHROPIC], per_batch=1)[0]:
         panel.add_progress(batch)
+    panel.repaint_now()  # (as the end of a turn does)
     assert panel.shown_rows() == 7
     panel.filter_edit.setText("content_block_delta")
     panel.apply_filter()
@@ -450,6 +456,7 @@ def test_the_table_shows_the_filter_only_while_filtering_and_selection_survives(
     panel.begin_turn(T0, "anthropic")
     for batch in stream("anthropic", [ANTHROPIC], per_batch=1)[0]:
         panel.add_progress(batch)
+    panel.repaint_now()  # (as the end of a turn does)
     assert not panel.filtering and panel.view.model() is panel.model
     target = next(r for r in range(7) if panel.model.event_and_summary(r)[0] == "ping")
     panel.select_row(target)
@@ -486,6 +493,7 @@ def test_detail_shows_text_hex_and_read_boundaries_for_a_frame_spanning_3_reads(
     panel.begin_turn(T0, "openai")
     for batch in stream("openai", reads, per_batch=3)[0]:
         panel.add_progress(batch)
+    panel.repaint_now()
     selected: list[int] = []
     panel.frameSelected.connect(selected.append)
     panel.select_row(1)
@@ -578,11 +586,15 @@ def test_autoscroll_only_when_at_the_bottom(qtbot: QtBot) -> None:
     bar = panel.view.verticalScrollBar()
     panel.add_progress(batches[0])
     panel.add_progress(batches[1])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 100)  # (the rows show on the paint clock)
     assert bar.maximum() > 0 and bar.value() == bar.maximum()
     bar.setValue(3)
     panel.add_progress(batches[2])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 150)
+    qtbot.wait(20)  # (the view lays the new rows out on its own next turn)
     assert bar.value() == 3
     bar.setValue(bar.maximum())
     panel.add_progress(batches[3])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 200)
     assert bar.value() == bar.maximum()
     assert panel.view.verticalHeader().sectionResizeMode(0).name == "Fixed"

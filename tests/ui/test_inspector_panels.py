@@ -129,8 +129,7 @@ def test_tool_calls_show_fragments_and_parse_state_then_final_json(qtbot: QtBot)
     for batch in batches[6:]:
         inspector.add_progress(batch)
     inspector.finish_turn(turn)
-    assert first is not item(tree, 0)  # rebuilt from the Turn
-    first = item(tree, 0)
+    assert first is item(tree, 0)  # the same row, updated: never rebuilt from the Turn
     assert first.text(5) == item(tree, 1).text(5) == "yes"
     assert "parses: yes (final)" in panel.header.text()
     pretty = panel.arguments_view.toPlainText()

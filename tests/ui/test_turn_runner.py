@@ -69,7 +69,7 @@ def test_many_deltas_arrive_in_few_flushes_with_exact_text(
     turn = aloop.run_until_complete(main())
     assert turn is not None and turn.outcome is Outcome.COMPLETED
     expected = "".join(f"{i}," for i in range(n))
-    assert "".join("".join(b.text) for b in batches) == expected
+    assert "".join(b.delta.text for b in batches if b.delta is not None) == expected
     assert turn.text == expected
     assert sum(len(b.rows) for b in batches) == n + 1
     assert b"".join(d for b in batches for d, _ in b.reads) == server_body(n)

@@ -210,7 +210,7 @@ window = MainWindow(demo_speed=4, store=store, captures=captures)
 window.show()
 
 def on_progress(batch):
-    text = "".join(batch.text)
+    text = batch.delta.text if batch.delta is not None else ""
     if text:
         print(f"{time.time():.3f}\t{text!r}", flush=True)
 

@@ -11,16 +11,20 @@ reference: a view that is gone is forgotten.
 
 from __future__ import annotations
 
+import logging
 import time
 import weakref
 from collections.abc import Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
 from PySide6.QtWidgets import QWidget
+from shiboken6 import isValid
 
 from streamscope.ui import pacing
 
 __all__ = ["Deliver", "Job", "PaintClock", "default_clock"]
+
+_log = logging.getLogger("streamscope.ui")
 
 Deliver = Callable[[float], float | None]
 """A source: deliver within the deadline (``perf_counter`` time); return the delay (ms) it
@@ -109,12 +113,14 @@ class PaintClock(QObject):
                 break
             job = key()
             del self._jobs[key]
-            if job is None:
-                self._release(key)
+            owner = getattr(job, "__self__", None)
+            if job is None or (isinstance(owner, QObject) and not isValid(owner)):
+                self._release(key)  # the view is gone
                 continue
             try:
                 again = job(deadline)
-            except RuntimeError:  # the view's Qt object is gone
+            except Exception:  # a broken view must not stop the clock for the others
+                _log.exception("a view's layout job failed; it is dropped")
                 self._release(key)
                 continue
             if again is None:
@@ -154,11 +160,8 @@ class PaintClock(QObject):
 
 
 def _enable_updates(widget: QWidget, enabled: bool) -> None:
-    try:
-        if widget.updatesEnabled() != enabled:
-            widget.setUpdatesEnabled(enabled)
-    except RuntimeError:  # deleted
-        pass
+    if isValid(widget) and widget.updatesEnabled() != enabled:
+        widget.setUpdatesEnabled(enabled)
 
 
 _CLOCK: dict[int, PaintClock] = {}

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("streamscope")
 
+
 @dataclass(frozen=True, slots=True)
 class TurnStart:
     """What was sent (``spec`` is unredacted: redact before showing or saving).
@@ -232,9 +233,7 @@ class TurnRunner(QObject):
         self._replaying = True
         self._recorded = capture.reads
 
-        return self._own(
-            replay_capture(capture, speed=speed, observer=observer, dialect=dialect)
-        )
+        return self._own(replay_capture(capture, speed=speed, observer=observer, dialect=dialect))
 
     def _prepare(self, dialect: str, observers: Sequence[TurnObserver]) -> TurnObserver:
         if self.running:
@@ -278,6 +277,7 @@ class TurnRunner(QObject):
 
     def _on_finished(self, turn: Turn) -> None:
         self.flush()
+        self._encoder = ProgressEncoder()  # (let go of the turn's reducer)
         self.last_turn = turn
         self.turnFinished.emit(turn)
 
@@ -320,9 +320,7 @@ class TurnRunner(QObject):
             return 0  # more is waiting: come back after this loop turn
         # A slow delivery stretches the next interval, so a flood cannot starve the loop.
         spent_ms = (time.perf_counter() - started) * 1000
-        self._interval_ms = max(
-            pacing.FLUSH_INTERVAL_MS, min(pacing.MAX_INTERVAL_MS, spent_ms * 2)
-        )
+        self._interval_ms = max(pacing.FLUSH_INTERVAL_MS, min(pacing.MAX_INTERVAL_MS, spent_ms * 2))
         return None if self._encoder.pending.is_empty() else self._interval_ms
 
     def flush(self) -> None:

@@ -23,6 +23,7 @@ from streamscope.core.turn.progress import (
     FLAG_INCOMPLETE,
     FrameKind,
     Progress,
+    extend_ends,
 )
 from streamscope.core.wire.dialects import get_dialect
 from streamscope.core.wire.events import ReasoningChannel, ReasoningDelta, StreamEvent, TextDelta
@@ -106,8 +107,8 @@ class FrameLog:
         self.times = array("d")
         self.kinds = array("B")
         self.flags = array("B")
-        self.text_ends = array("Q")
-        self.reasoning_ends = array("Q")
+        self.text_ends = array("I")
+        self.reasoning_ends = array("I")
         self.extra: dict[int, list[StreamEvent]] = {}
         self.text = _Text()
         self.reasoning = _Text()
@@ -142,8 +143,8 @@ class FrameLog:
         self.times.extend(rows.times)
         self.kinds.extend(rows.kinds)
         self.flags.extend(rows.flags)
+        extend_ends(self.reasoning_ends, rows.reasoning_ends, len(self.text_ends))
         self.text_ends.extend(rows.text_ends)
-        self.reasoning_ends.extend(rows.reasoning_ends)
 
     def add_reads(self, reads: list[tuple[bytes, float]]) -> None:
         """Keep network reads (no frames change)."""

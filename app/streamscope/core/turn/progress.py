@@ -113,15 +113,16 @@ class FrameRows:
     these rows); otherwise a ``TEXT`` frame's only event is the text delta that ends at
     ``text_ends[row]`` in the turn's text (it starts where the previous row's ends), a
     ``REASONING`` frame's the reasoning delta (in the turn's first reasoning channel) ending
-    at ``reasoning_ends[row]``, and any other frame has none."""
+    at ``reasoning_ends[row]``, and any other frame has none. ``reasoning_ends`` stays empty
+    until the turn has reasoning (it is ``0`` before that): 4 bytes a frame saved."""
 
     offsets: array[int] = field(default_factory=lambda: array("q"))
     lengths: array[int] = field(default_factory=lambda: array("q"))
     times: array[float] = field(default_factory=lambda: array("d"))
     kinds: array[int] = field(default_factory=lambda: array("B"))
     flags: array[int] = field(default_factory=lambda: array("B"))
-    text_ends: array[int] = field(default_factory=lambda: array("Q"))
-    reasoning_ends: array[int] = field(default_factory=lambda: array("Q"))
+    text_ends: array[int] = field(default_factory=lambda: array("I"))
+    reasoning_ends: array[int] = field(default_factory=lambda: array("I"))
     events: dict[int, list[StreamEvent]] = field(default_factory=dict)
     detached: bytearray = field(default_factory=bytearray)
 
@@ -154,9 +155,19 @@ class FrameRows:
         self.times.extend(other.times)
         self.kinds.extend(other.kinds)
         self.flags.extend(other.flags)
+        extend_ends(self.reasoning_ends, other.reasoning_ends, len(self.text_ends))
         self.text_ends.extend(other.text_ends)
-        self.reasoning_ends.extend(other.reasoning_ends)
         self.detached += other.detached
+
+
+def extend_ends(ends: array[int], more: array[int], rows: int) -> None:
+    """Append ``more`` to a sparse ``reasoning_ends`` that covers ``rows`` rows once filled
+    (an empty one means "no reasoning yet": zeros)."""
+    if not more:
+        return
+    if len(ends) < rows:
+        ends.extend(array(ends.typecode, [ends[-1] if ends else 0]) * (rows - len(ends)))
+    ends.extend(more)
 
 
 @dataclass(slots=True)
@@ -252,8 +263,8 @@ class ProgressEncoder:
         lengths = [len(frame.raw) for frame, _events in frames]
         kinds = bytearray(n)
         flags = bytearray(n)
-        text_ends = array("Q", bytes(8 * n))
-        reasoning_ends = array("Q", bytes(8 * n))
+        text_ends = array("I", bytes(4 * n))
+        reasoning_ends = array("I", bytes(4 * n))
         extra = rows.events
         text, reasoning = self._text, self._reasoning
         event_kinds = _EVENT_KINDS
@@ -307,8 +318,9 @@ class ProgressEncoder:
         rows.times.extend(array("d", [t]) * n)
         rows.kinds.frombytes(kinds)
         rows.flags.frombytes(flags)
+        if reasoning:  # (else every row's reasoning end is 0: nothing to keep)
+            extend_ends(rows.reasoning_ends, reasoning_ends, base)
         rows.text_ends.extend(text_ends)
-        rows.reasoning_ends.extend(reasoning_ends)
         self.frames += n
 
     def _place(

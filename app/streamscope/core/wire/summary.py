@@ -41,6 +41,13 @@ SEPARATOR = " · "
 _PAYLOAD = (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallDelta, ToolCallDone)
 
 
+def _listed_first_or_empty(event: StreamEvent) -> bool:
+    """Payload (listed first) or a message start that says nothing (no id, no model)."""
+    if isinstance(event, MessageStarted):
+        return event.id is None and event.model is None
+    return isinstance(event, _PAYLOAD)
+
+
 @dataclass(frozen=True, slots=True)
 class SummaryLabels:
     """How a dialect names things on the wire (its tool call list and arguments field,
@@ -68,10 +75,6 @@ def _tool(labels: SummaryLabels, index: int | None) -> str:
     return f"{labels.tool_calls}[{'?' if index is None else index}]"
 
 
-def _count(value: int | None) -> str:
-    return "?" if value is None else str(value)
-
-
 def summarize_event(ev: StreamEvent, labels: SummaryLabels = OPENAI_LABELS) -> str:
     """One event as text (see the module docstring)."""
     match ev:
@@ -92,8 +95,11 @@ def summarize_event(ev: StreamEvent, labels: SummaryLabels = OPENAI_LABELS) -> s
             return done if arguments is None else f"{done} {quote(arguments)}"
         case FinishReason(reason):
             return f"{labels.finish_reason}={reason}"
-        case Usage(_, input_tokens, output_tokens):
-            return f"usage in={_count(input_tokens)} out={_count(output_tokens)}"
+        case Usage(raw, input_tokens, output_tokens):
+            counts = [f"{k}={v}" for k, v in (("in", input_tokens), ("out", output_tokens)) if v]
+            if not counts:  # (a shape the dialect does not map: its own counters)
+                counts = [f"{k}={v}" for k, v in raw.items() if type(v) is int][:3]
+            return " ".join(["usage", *counts])
         case Terminal(signal):
             return signal
         case MessageStarted(message_id, model):
@@ -115,5 +121,5 @@ def summarize_events(events: Sequence[StreamEvent], labels: SummaryLabels = OPEN
     if len(events) == 1:
         return summarize_event(events[0], labels)
     payload = [summarize_event(e, labels) for e in events if isinstance(e, _PAYLOAD)]
-    rest = [summarize_event(e, labels) for e in events if not isinstance(e, _PAYLOAD)]
+    rest = [summarize_event(e, labels) for e in events if not _listed_first_or_empty(e)]
     return SEPARATOR.join(payload + rest)

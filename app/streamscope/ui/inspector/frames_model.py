@@ -265,7 +265,8 @@ class FramesFilterModel(QAbstractTableModel):
     rows are checked in slices, as this model's job on the paint clock (until each tick's
     deadline), and the matches appear as they are found (``progressChanged`` after each
     slice); frames that arrive meanwhile are checked too. Rows are an array of source rows
-    (8 bytes a match)."""
+    (8 bytes a match); with no filter text the model passes the source's rows through
+    (nothing is checked or kept)."""
 
     progressChanged = Signal()
 
@@ -276,6 +277,7 @@ class FramesFilterModel(QAbstractTableModel):
         self.rows = array("q")
         self._scanned = 0  # source rows checked so far
         self.clock = default_clock()
+        source.rowsAboutToBeInserted.connect(self._on_source_rowsAboutToBeInserted)
         source.rowsInserted.connect(self._on_source_rowsInserted)
         source.modelReset.connect(self._on_source_modelReset)
 
@@ -289,7 +291,7 @@ class FramesFilterModel(QAbstractTableModel):
     @property
     def scanning(self) -> bool:
         """Whether some frames are not checked yet."""
-        return self._scanned < self._source.rowCount()
+        return bool(self._needle) and self._scanned < self._source.rowCount()
 
     def progress(self) -> float:
         """The share of the frames checked so far (1.0 when done)."""
@@ -320,24 +322,22 @@ class FramesFilterModel(QAbstractTableModel):
         """Check the next slice of frames, until ``deadline`` (``perf_counter``; default: a
         tick's budget from now). The paint clock calls this; so may the view, once, to show
         a small table filtered at once."""
+        if not self._needle:
+            return
         source = self._source
         total = source.rowCount()
         start = row = self._scanned
-        if not self._needle:
-            found = list(range(start, total))
-            row = total
-        else:
-            needle = self._needle
-            filter_text = source.filter_text
-            if deadline is None:
-                deadline = time.perf_counter() + pacing.TICK_BUDGET_MS / 1000
-            found = []
-            while row < total:
-                if needle in filter_text(row).casefold():
-                    found.append(row)
-                row += 1
-                if not row % 64 and time.perf_counter() > deadline:
-                    break
+        needle = self._needle
+        filter_text = source.filter_text
+        if deadline is None:
+            deadline = time.perf_counter() + pacing.TICK_BUDGET_MS / 1000
+        found = []
+        while row < total:
+            if needle in filter_text(row).casefold():
+                found.append(row)
+            row += 1
+            if not row % 64 and time.perf_counter() > deadline:
+                break
         self._scanned = row
         if found:
             first = len(self.rows)
@@ -348,7 +348,13 @@ class FramesFilterModel(QAbstractTableModel):
             self.progressChanged.emit()
         self._schedule()
 
+    def _on_source_rowsAboutToBeInserted(self, _parent: QModelIndex, first: int, last: int) -> None:
+        if not self._needle:  # passing rows through
+            self.beginInsertRows(QModelIndex(), first, last)
+
     def _on_source_rowsInserted(self, _parent: QModelIndex, _first: int, _last: int) -> None:
+        if not self._needle:
+            self.endInsertRows()
         self._schedule()
 
     def _on_source_modelReset(self) -> None:
@@ -361,16 +367,23 @@ class FramesFilterModel(QAbstractTableModel):
 
     # -- mapping ------------------------------------------------------------------------
 
+    def _source_row(self, row: int) -> int:
+        """The source row of proxy row ``row`` (-1 when there is none)."""
+        if not self._needle:
+            return row if 0 <= row < self._source.rowCount() else -1
+        return self.rows[row] if 0 <= row < len(self.rows) else -1
+
     def mapToSource(self, index: _Index) -> QModelIndex:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows):
-            return QModelIndex()
-        return self._source.index(self.rows[index.row()], index.column())
+        row = self._source_row(index.row()) if index.isValid() else -1
+        return self._source.index(row, index.column()) if row >= 0 else QModelIndex()
 
     def mapFromSource(self, index: _Index) -> QModelIndex:
         """The filtered index of a source index (invalid if it is not shown, or not
         checked yet)."""
         if not index.isValid():
             return QModelIndex()
+        if not self._needle:
+            return self.index(index.row(), index.column())
         i = bisect.bisect_left(self.rows, index.row())
         if i < len(self.rows) and self.rows[i] == index.row():
             return self.index(i, index.column())
@@ -379,7 +392,9 @@ class FramesFilterModel(QAbstractTableModel):
     # -- Qt model -----------------------------------------------------------------------
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
+        if parent.isValid():
+            return 0
+        return len(self.rows) if self._needle else self._source.rowCount()
 
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS)
@@ -390,7 +405,7 @@ class FramesFilterModel(QAbstractTableModel):
         return self._source.headerData(section, orientation, role)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+        row = self._source_row(index.row()) if index.isValid() else -1
+        if row < 0:
             return None
-        source = self._source
-        return source.data(source.index(self.rows[index.row()], index.column()), role)
+        return self._source.data(self._source.index(row, index.column()), role)
