@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 
 # Only what the frame needs is imported here: the first use of a Qt class builds its Python
 # enums (``Qt`` alone takes ~18 ms), so the rest is imported where it is used, after the paint.
-from PySide6.QtCore import QByteArray, QSettings, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QMainWindow, QWidget
 
 from streamscope import __version__
 from streamscope.core import paths
+from streamscope.ui import window_state
 from streamscope.ui.resources import app_icon
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class MainWindow(QMainWindow):
         self.setDockOptions(
             QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
         )
-        self._restore_geometry()
+        window_state.restore_geometry(self)
         starting = QLabel("Starting StreamScope…", self)
         starting.setStyleSheet(
             "qproperty-alignment: AlignCenter; color: palette(placeholder-text);"
@@ -168,17 +169,19 @@ class MainWindow(QMainWindow):
         self.controller.historyChanged.connect(self._on_controller_history_changed)
 
         self._build_menus()
-        self._restore_layout()
+        window_state.restore_layout(
+            self,
+            self.inspector,
+            conversations_dock=self.conversations_dock,
+            inspector_dock=self.inspector_dock,
+        )
         self.switcher.open()
         self.composer.editor.setFocus()
         self.status.show_message("Ready")
         self._power_tools: PowerTools | None = None
         self.built = True
         # The Stream menu (power tools) is built right after the first paint.
-        QTimer.singleShot(0, self, self._install_power_tools)
-
-    def _install_power_tools(self) -> None:
-        _ = self.power_tools
+        QTimer.singleShot(0, self, lambda: self.power_tools)
 
     @property
     def power_tools(self) -> PowerTools:
@@ -348,41 +351,10 @@ class MainWindow(QMainWindow):
             "that shows the stream itself.<br>Data folder: " + str(paths.home()),
         )
 
-    # -- settings and lifetime ---------------------------------------------------------
-
-    def _settings(self) -> QSettings:
-        return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
-
-    def _restore_geometry(self) -> None:
-        geometry = self._settings().value("geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1360, 860)
-
-    def _restore_layout(self) -> None:
-        from PySide6.QtCore import Qt
-
-        settings = self._settings()
-        state = settings.value("state")
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
-        else:
-            self.resizeDocks([self.conversations_dock], [200], Qt.Orientation.Horizontal)
-            self.resizeDocks([self.inspector_dock], [520], Qt.Orientation.Horizontal)
-        tab = settings.value("inspector_tab", 0)
-        self.inspector.setCurrentIndex(int(str(tab)) if str(tab).isdigit() else 0)
-        frames_split = settings.value("frames_splitter")
-        if isinstance(frames_split, QByteArray):
-            self.inspector.frames_panel.splitter.restoreState(frames_split)
+    # -- lifetime ------------------------------------------------------------------------
 
     def save_settings(self) -> None:
-        settings = self._settings()
-        settings.setValue("geometry", self.saveGeometry())
-        settings.setValue("state", self.saveState())
-        settings.setValue("inspector_tab", self.inspector.currentIndex())
-        settings.setValue("frames_splitter", self.inspector.frames_panel.splitter.saveState())
-        settings.sync()
+        window_state.save(self, self.inspector)
 
     def bring_to_front(self) -> None:
         """Another start of the app asked this window to show itself."""
