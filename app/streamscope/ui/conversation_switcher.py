@@ -82,7 +82,7 @@ class ConversationSwitcher(QObject):
             return
         self.open(session)
 
-    def deleted(self, conversation_id: int) -> None:
+    def conversation_deleted(self, conversation_id: int) -> None:
         """The list deleted a conversation: a new one if it was the open one."""
         if (
             self._controller.session.conversation_id == conversation_id

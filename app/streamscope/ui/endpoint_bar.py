@@ -72,8 +72,10 @@ class EndpointBar(QToolBar):
         settings_button.clicked.connect(self.edit_endpoint)
         self.addWidget(settings_button)
         self.fill_endpoints()
-        self.endpoint_combo.currentIndexChanged.connect(self._on_endpoint_combo_index_changed)
-        self.model_combo.currentTextChanged.connect(self._on_model_combo_text_changed)
+        self.endpoint_combo.currentIndexChanged.connect(
+            self._on_endpoint_combo_current_index_changed
+        )
+        self.model_combo.currentTextChanged.connect(self._on_model_combo_current_text_changed)
 
     def current_endpoint(self) -> Endpoint:
         """The chosen endpoint, with the model in the model box."""
@@ -167,16 +169,16 @@ class EndpointBar(QToolBar):
             self.model_combo.addItem(ep.model)
         self.model_combo.setCurrentText(ep.model)
         self.model_combo.blockSignals(False)
-        self._on_model_combo_text_changed(self.model_combo.currentText())
+        self._on_model_combo_current_text_changed(self.model_combo.currentText())
 
-    def _on_endpoint_combo_index_changed(self, index: int) -> None:
+    def _on_endpoint_combo_current_index_changed(self, index: int) -> None:
         endpoint_id = self.endpoint_combo.itemData(index)
         if endpoint_id:
             self.endpoints = self.endpoints.select(str(endpoint_id))
             self._store.save(self.endpoints)
             self._fill_models()
 
-    def _on_model_combo_text_changed(self, text: str) -> None:
+    def _on_model_combo_current_text_changed(self, text: str) -> None:
         ep = self.endpoints.selected
         note = ""
         if ep.is_demo:

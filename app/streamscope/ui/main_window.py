@@ -154,7 +154,7 @@ class MainWindow(QMainWindow):
         self.switcher.opened.connect(self._update_alternatives)
         self.conversations.newRequested.connect(self.switcher.new_conversation)
         self.conversations.conversationChosen.connect(self.switcher.open_conversation)
-        self.conversations.deleted.connect(self.switcher.deleted)
+        self.conversations.deleted.connect(self.switcher.conversation_deleted)
         self.files = FileActions(self.controller, self.status, store, self)
         self.conversations.exportRequested.connect(self.files.export_conversation)
         self.endpoint_bar.endpointChanged.connect(self._on_endpoint_bar_endpoint_changed)

@@ -1,7 +1,5 @@
-"""Stream-debugging power tools, in a "Stream" menu of the main window.
-
-    tools = PowerTools(controller=…, inspector=…, …, window=window)   # right after the first paint
-    window.menuBar().insertMenu(help_menu.menuAction(), tools.menu)
+"""Stream-debugging power tools, in a "Stream" menu of the main window (which builds one
+:class:`PowerTools` right after the first paint and puts its ``menu`` before Help).
 
 - **Edit and resend…** (also a button in the Request tab): the last request in an editor;
   **New raw request…**: any JSON body to any URL, dialect ``auto``. Either is sent as a new
