@@ -1,9 +1,11 @@
 """The main window: wires the panels and features together, nothing more.
 
 Endpoint bar (top) · conversations (left dock) · chat view + composer (centre) · inspector
-(right dock) · tools (dock, hidden until asked for) · status bar. Features: the endpoint bar
-(:mod:`~streamscope.ui.endpoint_bar`), files (:mod:`~streamscope.ui.file_actions`), the Stream
-menu (:mod:`~streamscope.ui.power_tools`).
+(right dock) · tools (dock, hidden until asked for) · status bar. The features are objects of
+their own, given what they use: the endpoint bar (:mod:`~streamscope.ui.endpoint_bar`), which
+conversation is open (:mod:`~streamscope.ui.conversation_switcher`), files
+(:mod:`~streamscope.ui.file_actions`), the Stream menu (:mod:`~streamscope.ui.power_tools`);
+the layout is remembered by :mod:`~streamscope.ui.window_state`.
 """
 
 from __future__ import annotations
