@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.core.turn.assembler import Outcome, Timings, ToolCallState, Turn
 from streamscope.ui.chat_view import AssistantCard, ChatView
-from streamscope.ui.markdown import TextPane
+from streamscope.ui.text_pane import TextPane
 
 MARKDOWN = """## Weather
 

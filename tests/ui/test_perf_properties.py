@@ -20,15 +20,8 @@ from streamscope.core.net.client import StreamClient
 from streamscope.core.turn.assembler import Outcome, Turn
 from streamscope.ui.chat_view import ChatView
 from streamscope.ui.inspector import InspectorPanel
-from streamscope.ui.markdown import (
-    LINE_PIECE,
-    PLAIN_STEP,
-    TOKENS_PER_STEP,
-    CodeBlock,
-    MarkdownWriter,
-    PlainAppender,
-    Prose,
-)
+from streamscope.ui.markdown import PLAIN_STEP, TOKENS_PER_STEP, CodeBlock, MarkdownWriter, Prose
+from streamscope.ui.text_pane import LINE_PIECE, PlainAppender
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner
 
 
