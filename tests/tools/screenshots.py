@@ -46,7 +46,7 @@ async def main():
     await asyncio.sleep(1.0)
     for i, scenario in enumerate(scenarios):
         if i == 1:
-            window._on_new_conversation()
+            window.switcher.new_conversation()
         window.model_combo.setCurrentText(scenario)
         window.composer.editor.setPlainText("What's the weather and the time in Zürich?")
         window.composer._on_submit()

@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 from streamscope.core.turn.model import Timings, ToolCallState, Turn, TurnDelta
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.chat_view import AssistantCard, ChatView
-from streamscope.ui.markdown import TextPane
+from streamscope.ui.text_pane import TextPane
 
 MARKDOWN = """## Weather
 

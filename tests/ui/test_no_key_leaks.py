@@ -57,9 +57,9 @@ def test_a_planted_key_appears_in_no_file(
                 extra_headers={"x-api-key": "", "X-Trace": "visible"},
             )
             window.secrets().set(endpoint.id, KEY)
-            window.endpoints = window.endpoints.with_endpoint(endpoint).select(endpoint.id)
-            window._endpoint_store.save(window.endpoints)
-            window._fill_endpoints()
+            window.endpoint_bar.set_endpoints(
+                window.endpoints.with_endpoint(endpoint).select(endpoint.id)
+            )
             assert window.current_endpoint().id == endpoint.id
             for model in ("demo", "demo-error-429", "demo-cut", "demo-html-502", "demo-tools"):
                 window.model_combo.setCurrentText(model)

@@ -21,15 +21,8 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.chat_view import ChatView
 from streamscope.ui.inspector import InspectorPanel
-from streamscope.ui.markdown import (
-    LINE_PIECE,
-    PLAIN_STEP,
-    TOKENS_PER_STEP,
-    CodeBlock,
-    MarkdownWriter,
-    PlainAppender,
-    Prose,
-)
+from streamscope.ui.markdown import PLAIN_STEP, TOKENS_PER_STEP, CodeBlock, MarkdownWriter, Prose
+from streamscope.ui.text_pane import LINE_PIECE, PlainAppender
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner
 
 

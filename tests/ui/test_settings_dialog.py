@@ -125,12 +125,12 @@ def test_tls_off_shows_the_red_warning(qtbot: QtBot, ring: MemoryKeyring) -> Non
     dialog = make(qtbot, new_endpoint("vllm"))
     dialog.show()
     assert not dialog.tls_warning.isVisible()
-    dialog.tls_check.setChecked(False)
+    dialog.network_tab.tls_check.setChecked(False)
     assert dialog.tls_warning.isVisible()
     assert dialog.tls_warning.text().startswith("⚠ TLS verification is OFF")
     assert "c62828" in dialog.tls_warning.styleSheet()
     assert dialog.endpoint().tls_verify is False
-    dialog.tls_check.setChecked(True)
+    dialog.network_tab.tls_check.setChecked(True)
     assert not dialog.tls_warning.isVisible()
 
 
@@ -138,9 +138,9 @@ def test_accept_stores_the_key_in_the_keyring_only(qtbot: QtBot, ring: MemoryKey
     ep = new_endpoint("aggregator")
     dialog = make(qtbot, ep)
     assert dialog.endpoint().key_source == "keyring"
-    dialog.key_edit.setText(PLANTED)
-    dialog._add_header_row("x-api-key", f"hdr-{PLANTED}")
-    dialog._add_header_row("X-Team", "blue")
+    dialog.key_fields.key_edit.setText(PLANTED)
+    dialog.network_tab.add_header_row("x-api-key", f"hdr-{PLANTED}")
+    dialog.network_tab.add_header_row("X-Team", "blue")
     dialog.accept()
     assert dialog.result() == EndpointDialog.DialogCode.Accepted
     saved = dialog.endpoint()
@@ -154,23 +154,23 @@ def test_accept_stores_the_key_in_the_keyring_only(qtbot: QtBot, ring: MemoryKey
     assert leaks == []
     # reopening shows the stored key and header value again
     again = make(qtbot, store.load().get(ep.id))
-    assert again.key_edit.text() == PLANTED
-    assert again._headers()["x-api-key"] == f"hdr-{PLANTED}"
+    assert again.key_fields.key_edit.text() == PLANTED
+    assert again.network_tab.headers()["x-api-key"] == f"hdr-{PLANTED}"
 
 
 def test_key_field_is_a_password_with_show_toggle(qtbot: QtBot, ring: MemoryKeyring) -> None:
     dialog = make(qtbot, new_endpoint("custom"))
-    assert dialog.key_edit.echoMode() == dialog.key_edit.EchoMode.Password
-    dialog.show_key.setChecked(True)
-    assert dialog.key_edit.echoMode() == dialog.key_edit.EchoMode.Normal
+    assert dialog.key_fields.key_edit.echoMode() == dialog.key_fields.key_edit.EchoMode.Password
+    dialog.key_fields.show_key.setChecked(True)
+    assert dialog.key_fields.key_edit.echoMode() == dialog.key_fields.key_edit.EchoMode.Normal
 
 
 def test_memory_only_store_says_so(qtbot: QtBot, tmp_path: Path) -> None:
     store = SecretStore(null.Keyring())
     dialog = make(qtbot, new_endpoint("custom"), secrets=store)
-    assert dialog.key_location.text() == MEMORY_ONLY_MESSAGE
+    assert dialog.key_fields.key_location.text() == MEMORY_ONLY_MESSAGE
     dialog.base_url_edit.setText("http://h/v1")
-    dialog.key_edit.setText(PLANTED)
+    dialog.key_fields.key_edit.setText(PLANTED)
     dialog.accept()
     assert store.get(dialog.endpoint().id) == PLANTED
     assert not any(b"PLANTED" in p.read_bytes() for p in paths.home().rglob("*") if p.is_file())
@@ -181,11 +181,14 @@ def test_env_source_describes_the_variable(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     dialog = make(qtbot, new_endpoint("openai"))
-    assert "it is not set" in dialog.key_location.text()
+    assert "it is not set" in dialog.key_fields.key_location.text()
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    dialog.env_edit.setText("OPENAI_API_KEY")
-    dialog._update_key_location()
-    assert dialog.key_location.text() == "Read from $OPENAI_API_KEY when sending (it is set)."
+    dialog.key_fields.env_edit.setText("OPENAI_API_KEY")
+    dialog.key_fields.update_location()
+    assert (
+        dialog.key_fields.key_location.text()
+        == "Read from $OPENAI_API_KEY when sending (it is set)."
+    )
     dialog.accept()
     assert ring.items == {}  # nothing stored for an env key
 
@@ -207,15 +210,15 @@ def test_fields_round_trip_and_validation(qtbot: QtBot, ring: MemoryKeyring) -> 
     dialog = make(qtbot, ep)
     assert dialog.endpoint() == ep
     ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
-    dialog.extra_body_edit.setPlainText('{"top_p": }')
+    dialog.request_tab.extra_body_edit.setPlainText('{"top_p": }')
     assert not ok.isEnabled()
-    assert dialog.extra_body_status.text().startswith("✗ line 1, column 11")
-    dialog.extra_body_edit.setPlainText("[1]")
+    assert dialog.request_tab.extra_body_status.text().startswith("✗ line 1, column 11")
+    dialog.request_tab.extra_body_edit.setPlainText("[1]")
     assert "must be a JSON object" in dialog.problem.text()
-    dialog.extra_body_edit.setPlainText('{"seed": 1}')
+    dialog.request_tab.extra_body_edit.setPlainText('{"seed": 1}')
     assert ok.isEnabled() and dialog.endpoint().extra_body == {"seed": 1}
-    dialog.temperature_check.setChecked(False)
-    dialog.max_tokens_check.setChecked(False)
+    dialog.request_tab.temperature_check.setChecked(False)
+    dialog.request_tab.max_tokens_check.setChecked(False)
     assert dialog.endpoint().temperature is None and dialog.endpoint().max_tokens is None
     dialog.base_url_edit.setText("ftp://nope")
     assert not ok.isEnabled() and "http://" in dialog.problem.text()
@@ -226,7 +229,7 @@ def test_fetch_models_fills_the_combo(
 ) -> None:
     ep = replace(new_endpoint("custom"), base_url=server, model="beta")
     dialog = make(qtbot, ep)
-    dialog.key_edit.setText("good")
+    dialog.key_fields.key_edit.setText("good")
     run(aloop, dialog, dialog.fetch_button.click)
     items = [dialog.model_combo.itemText(i) for i in range(dialog.model_combo.count())]
     assert items == ["alpha", "beta", "gamma"]
@@ -239,7 +242,7 @@ def test_fetch_models_error_is_shown(
     qtbot: QtBot, ring: MemoryKeyring, aloop: qasync.QEventLoop, server: str
 ) -> None:
     dialog = make(qtbot, replace(new_endpoint("custom"), base_url=server))
-    dialog.key_edit.setText("bad")
+    dialog.key_fields.key_edit.setText("bad")
     run(aloop, dialog, dialog.fetch_button.click)
     assert "401 Unauthorized" in dialog.model_note.text()
 
@@ -248,11 +251,11 @@ def test_test_connection_shows_401_inline(
     qtbot: QtBot, ring: MemoryKeyring, aloop: qasync.QEventLoop, server: str
 ) -> None:
     dialog = make(qtbot, replace(new_endpoint("custom"), base_url=server))
-    dialog.key_edit.setText("wrong")
+    dialog.key_fields.key_edit.setText("wrong")
     run(aloop, dialog, dialog.test_button.click)
     text = dialog.test_result.text()
     assert text.startswith("✗ 401 Unauthorized") and "Invalid API key" in text
-    dialog.key_edit.setText("good")
+    dialog.key_fields.key_edit.setText("good")
     run(aloop, dialog, dialog.test_button.click)
     assert dialog.test_result.text().startswith("✓ Connected · 3 models")
 
@@ -269,7 +272,7 @@ def test_demo_fetches_scenarios_from_the_running_demo_server(
 
     dialog = make(qtbot, new_endpoint("custom"), demo_base_url=demo_base_url)
     # the demo needs no key; our stub wants one, so give it through an extra header
-    dialog._add_header_row("Authorization", "Bearer good")
+    dialog.network_tab.add_header_row("Authorization", "Bearer good")
     run(aloop, dialog, lambda: choose_preset(dialog, "demo"))
     assert asked == ["openai"]
     items = [dialog.model_combo.itemText(i) for i in range(dialog.model_combo.count())]

@@ -76,7 +76,7 @@ def test_conversations_are_saved_listed_reopened_and_deleted_with_undo(
     assert saved.messages[1].turn.outcome is Outcome.COMPLETED
     assert saved.messages[1].turn.capture_id  # every turn keeps its bytes
 
-    window._on_new_conversation()
+    window.switcher.new_conversation()
     send(window, aloop, "demo-cut", "Second conversation")
     assert len(window.conversations.ids()) == 2
 
@@ -86,7 +86,7 @@ def test_conversations_are_saved_listed_reopened_and_deleted_with_undo(
     window.conversations.search.setText("")
     window.conversations.refresh()
 
-    window._on_conversation_chosen(conv_id)  # reopen the first one
+    window.switcher.open_conversation(conv_id)  # reopen the first one
     assert window.controller.session.conversation_id == conv_id
     texts = [m.text for m in window.controller.history.messages()]
     assert texts[0] == "First question about streams" and len(texts) == 4
@@ -313,7 +313,7 @@ def test_tool_results_continue_the_turn_and_tools_stay_with_the_conversation(
     conv_id = window.controller.session.conversation_id
     assert conv_id is not None
     assert [t.name for t in store.load_conversation(conv_id).tools] == ["get_weather", "get_time"]
-    window._on_new_conversation()
+    window.switcher.new_conversation()
     assert window.tools_panel.tools() == []
-    window._on_conversation_chosen(conv_id)
+    window.switcher.open_conversation(conv_id)
     assert [t.name for t in window.tools_panel.tools()] == ["get_weather", "get_time"]

@@ -24,13 +24,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVB
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui import pacing
-from streamscope.ui.markdown import (
-    MarkdownWriter,
-    PlainAppender,
-    TextPane,
-    split_markdown,
-    warm_up_highlighting,
-)
+from streamscope.ui.code_highlight import warm_up_highlighting
+from streamscope.ui.markdown import MarkdownWriter, split_markdown
 from streamscope.ui.message_card import (
     CardFrame,
     ToolCallBox,
@@ -39,6 +34,7 @@ from streamscope.ui.message_card import (
     outcome_colour,
 )
 from streamscope.ui.paint_clock import PaintClock, default_clock
+from streamscope.ui.text_pane import PlainAppender, TextPane
 
 __all__ = ["AssistantCard"]
 

@@ -9,7 +9,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
 from streamscope.ui.answer_card import AssistantCard
-from streamscope.ui.markdown import warm_up_highlighting
+from streamscope.ui.code_highlight import warm_up_highlighting
 from streamscope.ui.message_card import NoticeCard, UserCard
 
 BOTTOM_SLACK = 4

@@ -25,7 +25,8 @@ from streamscope.core.net.endpoints import (
     is_secret_header,
 )
 from streamscope.core.net.secrets import SecretStore, header_account
-from streamscope.ui.settings_dialog import ClientFactory, DemoBaseUrl, EndpointDialog
+from streamscope.ui.endpoint_probe import ClientFactory, DemoBaseUrl
+from streamscope.ui.settings_dialog import EndpointDialog
 
 __all__ = ["EndpointsDialog"]
 

@@ -8,26 +8,18 @@ event-loop turns, and a growing answer can render its finished blocks while it s
 
 :class:`MarkdownWriter` appends those pieces at a cursor. Code blocks get a "Copy" link
 (``copy:N``) that the view resolves through :attr:`MarkdownWriter.codes`. Pygments is
-imported on the first code block, not at import time.
+imported on the first code block, not at import time (:mod:`streamscope.ui.code_highlight`).
 """
 
 from __future__ import annotations
 
-import bisect
-import math
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QSizeF, Qt, QUrl
+from PySide6.QtCore import Qt
 from PySide6.QtGui import (
-    QColor,
-    QDesktopServices,
     QFont,
-    QFontDatabase,
-    QGuiApplication,
     QPalette,
     QTextBlockFormat,
     QTextCharFormat,
@@ -36,12 +28,14 @@ from PySide6.QtGui import (
     QTextDocumentFragment,
     QTextFrameFormat,
     QTextTable,
-    QWheelEvent,
 )
-from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolTip, QWidget
 
-if TYPE_CHECKING:
-    from pygments.lexer import Lexer
+from streamscope.ui.code_highlight import (
+    CodeStyle,
+    is_dark,
+    lexer_for,
+)
+from streamscope.ui.text_pane import PlainAppender
 
 _FEATURE = QTextDocument.MarkdownFeature
 MARKDOWN_FEATURES = QTextDocument.MarkdownFeature(
@@ -185,92 +179,6 @@ def _dedent(code: str, indent: int) -> str:
 # -- writing into a document ------------------------------------------------------------
 
 
-def is_dark(palette: QPalette) -> bool:
-    """Whether the palette is a dark theme."""
-    return palette.color(QPalette.ColorRole.Window).lightness() < 128
-
-
-def monospace_family() -> str:
-    """The system's fixed-pitch font family."""
-    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
-
-
-class _CodeStyle:
-    """Pygments colours turned into Qt formats (one per token type, cached)."""
-
-    def __init__(self, dark: bool) -> None:
-        from pygments.styles import get_style_by_name
-        from pygments.token import Token
-
-        self._style: Any = get_style_by_name("github-dark" if dark else "default")
-        self.background = QColor(self._style.background_color if dark else "#f6f8fa")
-        text = self._style.style_for_token(Token.Text).get("color")
-        self.foreground = QColor(f"#{text}") if text else QColor("#e6edf3" if dark else "#1f2328")
-        self.muted = QColor("#8b949e" if dark else "#59636e")
-        self.link = QColor("#58a6ff" if dark else "#0969da")
-        self._family = monospace_family()
-        self._formats: dict[Any, QTextCharFormat] = {}
-
-    def base_format(self) -> QTextCharFormat:
-        fmt = QTextCharFormat()
-        fmt.setFontFamilies([self._family])
-        fmt.setFontFixedPitch(True)
-        fmt.setForeground(self.foreground)
-        return fmt
-
-    def format_for(self, ttype: Any) -> QTextCharFormat:
-        fmt = self._formats.get(ttype)
-        if fmt is None:
-            info = self._style.style_for_token(ttype)
-            fmt = self.base_format()
-            if info.get("color"):
-                fmt.setForeground(QColor(f"#{info['color']}"))
-            if info.get("bold"):
-                fmt.setFontWeight(QFont.Weight.Bold)
-            if info.get("italic"):
-                fmt.setFontItalic(True)
-            self._formats[ttype] = fmt
-        return fmt
-
-
-_warmed = False
-
-
-def warm_up_highlighting() -> None:
-    """Import Pygments (its lexer table, the styles and the Python lexer) in a background
-    thread, once: the first code block of an answer then costs no ~25 ms import stall on the
-    UI thread. Call it after the window has painted (imports only; no Qt in the thread)."""
-    global _warmed
-    if _warmed:
-        return
-    _warmed = True
-
-    def load() -> None:
-        from pygments.lexers import get_lexer_by_name
-        from pygments.styles import get_style_by_name
-
-        get_lexer_by_name("python")
-        get_style_by_name("default")
-        get_style_by_name("github-dark")
-
-    threading.Thread(target=load, name="pygments-warm-up", daemon=True).start()
-
-
-def _lexer_for(language: str) -> Lexer:
-    from pygments.lexers import get_lexer_by_name
-    from pygments.lexers.special import TextLexer
-    from pygments.util import ClassNotFound
-
-    options = {"stripnl": False, "ensurenl": True}
-    name = language.strip().lower().lstrip(".")
-    if name:
-        try:
-            return get_lexer_by_name(name, **options)
-        except ClassNotFound:
-            pass
-    return TextLexer(**options)
-
-
 class MarkdownWriter:
     """Appends segments at a cursor; remembers each code block for its Copy link."""
 
@@ -279,7 +187,7 @@ class MarkdownWriter:
         text = palette.color(QPalette.ColorRole.Text)
         text.setAlphaF(0.3)
         self._rule = text
-        self._code_style: _CodeStyle | None = None
+        self._code_style: CodeStyle | None = None
         self.codes: list[str] = []
 
     def write(self, cursor: QTextCursor, segment: Segment) -> Iterator[None]:
@@ -341,10 +249,10 @@ class MarkdownWriter:
 
     def _write_code(self, cursor: QTextCursor, block: CodeBlock) -> Iterator[None]:
         if self._code_style is None:
-            self._code_style = _CodeStyle(self._dark)  # imports Pygments: a step of its own
+            self._code_style = CodeStyle(self._dark)  # imports Pygments: a step of its own
             yield
         style = self._code_style
-        lexer = _lexer_for(block.language)  # may import a lexer module: a step of its own
+        lexer = lexer_for(block.language)  # may import a lexer module: a step of its own
         yield
         number = len(self.codes)
         self.codes.append(block.code)
@@ -403,158 +311,11 @@ class MarkdownWriter:
         cursor.movePosition(QTextCursor.MoveOperation.End)
 
 
-# -- the view ---------------------------------------------------------------------------
-
-LINE_PIECE = 32_000
-"""Streamed text longer than this without a newline is shown in pieces of about this size,
-so each append lays out a bounded block (Qt lays out a whole block per insert: ~5 ms for
-this size). Not smaller: Qt keeps ~45 bytes of layout per character in blocks of a few
-thousand characters but ~10 in blocks this long (measured: a 3 MB line in 2,000-character
-blocks holds 137 MB, in 32,000-character blocks 30 MB)."""
-
-
-class PlainAppender:
-    """Appends plain text at the end of a document in bounded blocks.
-
-    A line longer than :data:`LINE_PIECE` is continued in a new block (cut after a space
-    when there is one near), which looks like a wrap. The displayed text can then differ
-    from the source by those breaks: keep the exact text elsewhere.
-    """
-
-    def __init__(self, document: QTextDocument, fmt: QTextCharFormat | None = None) -> None:
-        self._cursor = QTextCursor(document)
-        self._format = fmt if fmt is not None else QTextCharFormat()
-        self._line = 0
-        self._size = 0  # characters of text in the document (breaks not counted)
-        self._breaks: list[int] = []  # text offsets where a block starts without a newline
-
-    def clear(self) -> None:
-        """Empty the document."""
-        self._cursor.document().clear()
-        self._cursor = QTextCursor(self._cursor.document())
-        self._line = 0
-        self._size = 0
-        self._breaks = []
-
-    def remove_prefix(self, n: int) -> None:
-        """Remove the first ``n`` characters of the text (and the breaks among them): what
-        was rendered elsewhere leaves, without laying the rest out again."""
-        n = min(n, self._size)
-        if n <= 0:
-            return
-        k = bisect.bisect_right(self._breaks, n)
-        document = self._cursor.document()
-        cursor = QTextCursor(document)
-        end = document.characterCount() - 1
-        cursor.setPosition(min(n + k, end), QTextCursor.MoveMode.KeepAnchor)
-        cursor.removeSelectedText()
-        self._breaks = [b - n for b in self._breaks[k:]]
-        self._size -= n
-        if not self._size:
-            self._line = 0
-
-    def append(self, text: str) -> None:
-        """Append ``text`` at the end (one edit block: the document is laid out once, and
-        the cursor's x position is not recomputed after every piece)."""
-        cursor = self._cursor
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.beginEditBlock()
-        try:
-            self._append(cursor, text)
-        finally:
-            cursor.endEditBlock()
-
-    def _append(self, cursor: QTextCursor, text: str) -> None:
-        lines = text.split("\n")
-        if self._line + len(lines[0]) <= LINE_PIECE and max(map(len, lines)) <= LINE_PIECE:
-            cursor.insertText(text, self._format)  # one edit, one layout pass
-            self._line = self._line + len(text) if len(lines) == 1 else len(lines[-1])
-            self._size += len(text)
-            return
-        for i, line in enumerate(lines):
-            if i:
-                cursor.insertBlock()
-                self._line = 0
-                self._size += 1
-            while line:
-                room = LINE_PIECE - self._line
-                if room <= 0:
-                    cursor.insertBlock()
-                    self._breaks.append(self._size)
-                    self._line, room = 0, LINE_PIECE
-                piece = line[:room]
-                full = len(line) > room  # this block is full after the piece
-                if full:
-                    space = piece.rfind(" ", max(0, room - 200))
-                    if space > 0:
-                        piece = piece[: space + 1]
-                cursor.insertText(piece, self._format)
-                self._line = LINE_PIECE if full else self._line + len(piece)
-                self._size += len(piece)
-                line = line[len(piece) :]
-
-
-class TextPane(QTextBrowser):
-    """A read-only text view exactly as tall as its document (the chat scrolls, not it).
-
-    Text is selectable; ``copy:N`` links copy ``codes[N]`` to the clipboard, other links
-    open in the system browser. Images are never loaded.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.codes: list[str] = []
-        self._height = -1
-        self.setOpenLinks(False)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setFixedHeight(8)
-        palette = self.palette()
-        palette.setColor(QPalette.ColorRole.Base, QColor(Qt.GlobalColor.transparent))
-        self.setPalette(palette)
-        self.viewport().setAutoFillBackground(False)
-        document = self.document()
-        document.setUndoRedoEnabled(False)
-        document.setDocumentMargin(2)
-        layout = document.documentLayout()
-        layout.documentSizeChanged.connect(self._on_layout_documentSizeChanged)
-        self.anchorClicked.connect(self._on_self_anchorClicked)
-
-    def _on_layout_documentSizeChanged(self, size: QSizeF) -> None:
-        height = math.ceil(size.height()) + 2 * self.frameWidth()
-        if height != self._height:
-            self._height = height
-            self.setFixedHeight(height)
-
-    def _on_self_anchorClicked(self, url: QUrl) -> None:
-        if url.scheme() == "copy":
-            number = int(url.path()) if url.path().isdigit() else -1
-            if 0 <= number < len(self.codes):
-                QGuiApplication.clipboard().setText(self.codes[number])
-                QToolTip.showText(self.cursor().pos(), "Copied", self)
-            return
-        if url.scheme() in ("http", "https", "mailto"):
-            QDesktopServices.openUrl(url)
-
-    def loadResource(self, type: int, name: QUrl | str) -> object:
-        return None
-
-    def wheelEvent(self, event: QWheelEvent) -> None:  # the chat scrolls, not the pane
-        event.ignore()
-
-
 __all__ = [
     "MARKDOWN_FEATURES",
     "CodeBlock",
     "MarkdownWriter",
-    "PlainAppender",
     "Prose",
     "Segment",
-    "TextPane",
-    "is_dark",
-    "monospace_family",
     "split_markdown",
-    "warm_up_highlighting",
 ]

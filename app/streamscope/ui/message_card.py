@@ -20,7 +20,9 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.turn.model import ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.markdown import MarkdownWriter, TextPane, is_dark, monospace_family
+from streamscope.ui.code_highlight import is_dark, monospace_family
+from streamscope.ui.markdown import MarkdownWriter
+from streamscope.ui.text_pane import TextPane
 
 _BADGES: dict[Outcome, tuple[str, str, str]] = {
     # outcome: (badge, colour on light, colour on dark)

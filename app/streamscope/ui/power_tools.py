@@ -1,6 +1,5 @@
-"""Stream-debugging power tools, in a "Stream" menu of the main window.
-
-    tools = install_power_tools(window)      # once, at the end of MainWindow.__init__
+"""Stream-debugging power tools, in a "Stream" menu of the main window (which builds one
+:class:`PowerTools` right after the first paint and puts its ``menu`` before Help).
 
 - **Edit and resend…** (also a button in the Request tab): the last request in an editor;
   **New raw request…**: any JSON body to any URL, dialect ``auto``. Either is sent as a new
@@ -23,17 +22,26 @@ context (it is built from the history, not from the edited body).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QMenu,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QWidget,
+)
 
 from streamscope.core.capture.frames_export import FrameRecord, records_from_bytes, write_jsonl
 from streamscope.core.net.curl import CurlParseError, parse_curl, to_curl, to_httpx_python
+from streamscope.core.net.endpoints import Endpoint
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
 from streamscope.core.net.raw_request import (
     MovedSecret,
@@ -49,14 +57,17 @@ from streamscope.core.wire.dialects.base import Framing, RequestSpec
 from streamscope.ui.compare_view import CompareDialog
 from streamscope.ui.curl_import import CurlImportDialog, CurlPasteFilter
 from streamscope.ui.frames_find import FramesFindBar
-from streamscope.ui.inspector.inspector import TAB_FRAMES
+from streamscope.ui.inspector.inspector import TAB_FRAMES, InspectorPanel
 from streamscope.ui.request_editor import EditResendDialog
 from streamscope.ui.turn_recorder import SessionTurnsRecorder
 
 if TYPE_CHECKING:
-    from streamscope.ui.main_window import MainWindow
+    from streamscope.core.net.secrets import SecretStore
+    from streamscope.ui.chat_controller import ChatController
+    from streamscope.ui.demo_service import DemoService
+    from streamscope.ui.status_panel import StatusPanel
 
-__all__ = ["PowerTools", "install_power_tools"]
+__all__ = ["PowerTools"]
 
 _RAW_TEMPLATE: dict[str, Any] = {
     "model": "demo",
@@ -65,40 +76,54 @@ _RAW_TEMPLATE: dict[str, Any] = {
 }
 
 
-def install_power_tools(window: MainWindow) -> PowerTools:
-    """Add the Stream menu and its tools to ``window``; see the module docstring."""
-    return PowerTools(window)
-
-
 class PowerTools(QObject):
-    """The tools and their actions (``self.actions`` by name)."""
+    """The tools, their actions (``self.actions`` by name) and the Stream menu (``self.menu``):
+    turns go through ``controller``, frames come from ``inspector``, keys from ``secrets``;
+    dialogs open over ``window``."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(
+        self,
+        *,
+        controller: ChatController,
+        inspector: InspectorPanel,
+        inspector_dock: QDockWidget,
+        editor: QPlainTextEdit,
+        status: StatusPanel,
+        demo: DemoService,
+        secrets: Callable[[], SecretStore],
+        current_endpoint: Callable[[], Endpoint],
+        window: QWidget,
+    ) -> None:
         super().__init__(window)
-        self.window = window
-        controller = window.controller
+        self._controller = controller
+        self._inspector = inspector
+        self._inspector_dock = inspector_dock
+        self._status = status
+        self._demo = demo
+        self._secrets = secrets
+        self._current_endpoint = current_endpoint
+        self._window = window
         self.recorder = SessionTurnsRecorder(
             controller.runner, self, capture=lambda: getattr(controller, "last_capture", None)
         )
-        self.find_bar = FramesFindBar(window.inspector.frames_panel)
-        self.paste_filter = CurlPasteFilter(window.composer.editor, self.offer_curl_import)
+        self.find_bar = FramesFindBar(inspector.frames_panel)
+        self.paste_filter = CurlPasteFilter(editor, self.offer_curl_import)
         self.dialogs: list[QWidget] = []
         self.actions: dict[str, QAction] = {}
         self.menu = self._build_menu()
-        self.edit_button = QPushButton("✎ Edit and resend…", window.inspector.request_panel)
+        self.edit_button = QPushButton("✎ Edit and resend…", inspector.request_panel)
         self.edit_button.setToolTip("Open this request in an editor and send it as a new turn")
         self.edit_button.clicked.connect(self.edit_and_resend)
-        panel_layout = window.inspector.request_panel.layout()
+        panel_layout = inspector.request_panel.layout()
         if panel_layout is not None:
             panel_layout.addWidget(self.edit_button)
         self.recorder.turnRecorded.connect(self._update_actions)
         self._busy = False
-        window.controller.busyChanged.connect(self._on_controller_busy_changed)
+        controller.busyChanged.connect(self._on_controller_busy_changed)
         self._update_actions()
 
     def _build_menu(self) -> QMenu:
-        bar = self.window.menuBar()
-        menu = QMenu("&Stream", self.window)
+        menu = QMenu("&Stream", self._window)
         entries: list[tuple[str, str, Any, QKeySequence | None]] = [
             ("edit", "&Edit and resend…", self.edit_and_resend, QKeySequence("Ctrl+Shift+E")),
             ("raw", "New &raw request…", self.new_raw_request, None),
@@ -120,18 +145,13 @@ class PowerTools(QObject):
             if not name:
                 menu.addSeparator()
                 continue
-            action = QAction(text, self.window)
+            action = QAction(text, self._window)
             if shortcut is not None:
                 action.setShortcut(shortcut)
                 action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
             action.triggered.connect(slot)
             menu.addAction(action)
             self.actions[name] = action
-        help_action = next((a for a in bar.actions() if a.text() == "&Help"), None)
-        if help_action is not None:
-            bar.insertMenu(help_action, menu)
-        else:
-            bar.addMenu(menu)
         return menu
 
     def _update_actions(self, *_args: object) -> None:
@@ -145,7 +165,7 @@ class PowerTools(QObject):
         self._update_actions()
 
     def _message(self, text: str) -> None:
-        self.window.status.show_message(text)
+        self._status.show_message(text)
 
     def _keep(self, dialog: QWidget) -> QWidget:
         """Show a non-modal dialog; dialogs closed earlier are deleted."""
@@ -170,7 +190,7 @@ class PowerTools(QObject):
 
     def new_raw_request(self) -> EditResendDialog:
         """An empty raw-mode request (to the demo's OpenAI URL when it is running)."""
-        demo = self.window.demo
+        demo = self._demo
         base = demo.base_url("openai") if demo.running else "http://127.0.0.1:8000/v1"
         raw = RawRequest("POST", base + "/chat/completions", (), dict(_RAW_TEMPLATE), "auto")
         return self.open_editor(raw, [], title="Raw request")
@@ -178,7 +198,7 @@ class PowerTools(QObject):
     def open_editor(
         self, raw: RawRequest, moved: list[MovedSecret], *, title: str
     ) -> EditResendDialog:
-        dialog = EditResendDialog(raw, title=title, parent=self.window)
+        dialog = EditResendDialog(raw, title=title, parent=self._window)
         secrets = {m.slot: m.value for m in moved}
         dialog.sendRequested.connect(lambda edited: self.send_raw(edited, secrets))
         self._keep(dialog)
@@ -186,12 +206,11 @@ class PowerTools(QObject):
 
     def send_raw(self, raw: RawRequest, secrets: Mapping[str, str] | None = None) -> bool:
         """Send ``raw`` as a new turn; ``secrets`` by slot, else from the keyring."""
-        controller = self.window.controller
-        if controller.busy:
+        if self._controller.busy:
             self._message("A turn is running: stop it or wait before sending another")
             return False
         raw, typed = mask_secrets(raw)
-        store = self.window.secrets()
+        store = self._secrets()
         for s in typed:  # a key typed into the header table goes to the keyring
             store.set(secret_account(raw.url, s.slot), s.value)
         values = dict(secrets or {})
@@ -204,9 +223,9 @@ class PowerTools(QObject):
         try:
             spec = raw.to_spec(values)
         except RawRequestError as exc:
-            QMessageBox.warning(self.window, "Cannot send", str(exc))
+            QMessageBox.warning(self._window, "Cannot send", str(exc))
             return False
-        endpoint = self.window.current_endpoint()
+        endpoint = self._current_endpoint()
         same_origin = _origin(endpoint.base_url) == _origin(raw.url)
         timeouts = endpoint.timeouts() if same_origin else StreamTimeouts()
         tls = endpoint.tls() if same_origin else TLSOptions()
@@ -234,7 +253,7 @@ class PowerTools(QObject):
         current, the session told an answer started, a capture recorder, busy.
         """
         model = str(spec.json.get("model") or "")
-        self.window.controller.start_request(
+        self._controller.start_request(
             spec,
             dialect=dialect,
             label=label,
@@ -249,7 +268,7 @@ class PowerTools(QObject):
 
     def import_curl(self, command: str = "") -> CurlImportDialog:
         """The Import curl dialog (``command`` prefilled)."""
-        dialog = CurlImportDialog(command if isinstance(command, str) else "", self.window)
+        dialog = CurlImportDialog(command if isinstance(command, str) else "", self._window)
         dialog.importRequested.connect(self.import_curl_command)
         self._keep(dialog)
         return dialog
@@ -259,9 +278,9 @@ class PowerTools(QObject):
         try:
             raw, moved = raw_from_curl(parse_curl(command))
         except (CurlParseError, RawRequestError) as exc:
-            QMessageBox.warning(self.window, "Import curl", f"Cannot import: {exc}")
+            QMessageBox.warning(self._window, "Import curl", f"Cannot import: {exc}")
             return None
-        store = self.window.secrets()
+        store = self._secrets()
         for secret in moved:
             store.set(secret_account(raw.url, secret.slot), secret.value)
         if moved:
@@ -271,7 +290,7 @@ class PowerTools(QObject):
     def offer_curl_import(self, text: str) -> bool:
         """The composer got a curl command: offer to import it (``True``: imported)."""
         answer = QMessageBox.question(
-            self.window,
+            self._window,
             "Import curl",
             "This looks like a curl command. Import it as a raw request instead?",
         )
@@ -310,7 +329,7 @@ class PowerTools(QObject):
 
     def frame_records(self) -> list[FrameRecord]:
         """The Frames table's rows as records (time since the request)."""
-        log = self.window.inspector.frames_model.log
+        log = self._inspector.frames_model.log
         if not len(log):
             return []
         first = log.frame_bytes(0).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
@@ -322,27 +341,26 @@ class PowerTools(QObject):
         return write_jsonl(path, self.frame_records())
 
     def export_frames(self) -> None:
-        if not self.window.inspector.frames_model.rowCount():
+        if not self._inspector.frames_model.rowCount():
             self._message("No frames to export yet")
             return
         name, _ = QFileDialog.getSaveFileName(
-            self.window, "Export frames", "frames.jsonl", "JSON Lines (*.jsonl);;All files (*)"
+            self._window, "Export frames", "frames.jsonl", "JSON Lines (*.jsonl);;All files (*)"
         )
         if name:
             n = self.export_frames_to(Path(name))
             self._message(f"Exported {n} frames to {name}")
 
     def find_in_frames(self) -> FramesFindBar:
-        window = self.window
-        window.inspector_dock.show()
-        window.inspector.setCurrentIndex(TAB_FRAMES)
+        self._inspector_dock.show()
+        self._inspector.setCurrentIndex(TAB_FRAMES)
         self.find_bar.open_bar()
         return self.find_bar
 
     # -- compare ------------------------------------------------------------------------------
 
     def compare(self) -> CompareDialog:
-        dialog = CompareDialog(list(self.recorder.turns), self.window)
+        dialog = CompareDialog(list(self.recorder.turns), self._window)
         self._keep(dialog)
         return dialog
 

@@ -1,0 +1,109 @@
+"""Which conversation the chat shows: a new one, one chosen in the list, a new one when the
+open one is deleted (none while a turn runs). An opened conversation's tools fill the tools
+panel; an empty one shows the welcome."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QDockWidget
+
+from streamscope.core.store.session import ChatSession
+
+if TYPE_CHECKING:
+    from streamscope.core.capture.files import CaptureStore
+    from streamscope.core.store.database import Store
+    from streamscope.ui.chat_controller import ChatController
+    from streamscope.ui.chat_view import ChatView
+    from streamscope.ui.conversations_panel import ConversationsPanel
+    from streamscope.ui.tools_panel import ToolsPanel
+
+__all__ = ["WELCOME", "ConversationSwitcher"]
+
+WELCOME = """\
+### Welcome to StreamScope
+
+You are connected to the **Built-in demo** endpoint: a real LLM-style server running on
+127.0.0.1 inside the app — no key, no network. Type anything and press **Enter**.
+
+The **model menu** above is its scenario menu: `demo-tools` streams two parallel tool calls,
+`demo-reasoning` thinks first, `demo-cut` drops the connection mid-frame, `demo-no-done` ends
+without `[DONE]`, `demo-error-429` is rate limited, and more. Watch the **Inspector** on the
+right: every raw frame with its timing and bytes, tool-call arguments fragment by fragment, and
+the timeline. The status bar says whether the turn **completed**, was **truncated**,
+**cancelled**, or ended in an **error** — and why.
+
+Use **Endpoint → Endpoints…** to add OpenAI, Anthropic, Gemini, Ollama or any compatible server.
+"""
+
+
+class ConversationSwitcher(QObject):
+    """Opens conversations of ``store`` into ``controller`` (``None``: in memory only)."""
+
+    opened = Signal()
+    """A conversation was opened."""
+
+    def __init__(
+        self,
+        *,
+        store: Store | None,
+        captures: CaptureStore | None,
+        controller: ChatController,
+        chat: ChatView,
+        conversations: ConversationsPanel,
+        tools_panel: ToolsPanel,
+        tools_dock: QDockWidget,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._store = store
+        self._captures = captures
+        self._controller = controller
+        self._chat = chat
+        self._conversations = conversations
+        self._tools_panel = tools_panel
+        self._tools_dock = tools_dock
+
+    def new_conversation(self) -> None:
+        """A new conversation (unless a turn runs or this one is still empty)."""
+        if self._controller.busy or not len(self._controller.history):
+            return
+        self.open()
+
+    def open_conversation(self, conversation_id: int) -> None:
+        """A stored conversation (unless a turn runs)."""
+        if self._store is None or self._controller.busy:
+            return
+        try:
+            session = ChatSession.open(self._store, self._captures, conversation_id)
+        except KeyError:
+            self._conversations.refresh()
+            return
+        self.open(session)
+
+    def conversation_deleted(self, conversation_id: int) -> None:
+        """The list deleted a conversation: a new one if it was the open one."""
+        if (
+            self._controller.session.conversation_id == conversation_id
+            and not self._controller.busy
+        ):
+            self.open()
+
+    def open(self, session: ChatSession | None = None) -> None:
+        """Show ``session`` (a new one by default) in the chat, its tools in the tools panel."""
+        if session is None:
+            session = ChatSession(self._store, self._captures)
+        self._controller.open_session(session)
+        self._tools_panel.blockSignals(True)
+        self._tools_panel.set_tools(list(session.tools))
+        self._tools_panel.set_enabled(bool(session.tools))
+        self._tools_panel.blockSignals(False)
+        if session.tools:
+            self._tools_dock.show()
+        if not len(session.history):
+            self._chat.add_notice(WELCOME)
+        elif session.has_more:
+            self._chat.add_notice("Older messages of this conversation are not shown.")
+        self._conversations.set_current(session.conversation_id)
+        self.opened.emit()

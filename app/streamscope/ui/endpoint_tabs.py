@@ -1,0 +1,280 @@
+"""The endpoint dialog's Request tab (system prompt, sampling, extra body) and Network tab
+(extra headers, timeouts, TLS). Each loads an :class:`Endpoint` and gives it back edited."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from streamscope.core.net.endpoints import Endpoint, is_secret_header
+from streamscope.core.net.secrets import SecretStore, header_account
+
+__all__ = ["BAD", "NOTE", "OK", "NetworkTab", "RequestTab", "page_form"]
+
+OK = "color: #1b7f3b;"
+BAD = "color: #c62828;"
+NOTE = "color: #707070;"
+
+
+def page_form(page: QWidget) -> QFormLayout:
+    """A tab page's layout: a form at the top, free space below it."""
+    outer = QVBoxLayout(page)
+    form = QFormLayout()
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    outer.addLayout(form)
+    outer.addStretch(1)
+    return form
+
+
+class RequestTab(QWidget):
+    """System prompt, temperature, max tokens, ``include_usage`` and the extra body (JSON)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        form = page_form(self)
+        self.system_edit = QPlainTextEdit()
+        self.system_edit.setPlaceholderText("Optional system prompt")
+        self.system_edit.setFixedHeight(90)
+        self.temperature_check = QCheckBox("Temperature")
+        self.temperature_spin = QDoubleSpinBox()
+        self.temperature_spin.setRange(0.0, 2.0)
+        self.temperature_spin.setSingleStep(0.1)
+        self.temperature_spin.setDecimals(2)
+        self.temperature_spin.setValue(1.0)
+        self.temperature_spin.setMaximumWidth(150)
+        self.max_tokens_check = QCheckBox("Max tokens")
+        self.max_tokens_spin = QSpinBox()
+        self.max_tokens_spin.setRange(1, 10_000_000)
+        self.max_tokens_spin.setValue(4096)
+        self.max_tokens_spin.setMaximumWidth(150)
+        self.include_usage_check = QCheckBox(
+            "Send stream_options.include_usage (OpenAI chat; some servers reject it)"
+        )
+        self.extra_body_edit = QPlainTextEdit()
+        self.extra_body_edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.extra_body_edit.setPlaceholderText(
+            '{"top_p": 0.9}   (merged into the body; null removes)'
+        )
+        self.extra_body_edit.setFixedHeight(110)
+        self.extra_body_status = QLabel()
+        extra_box = QVBoxLayout()
+        extra_box.addWidget(self.extra_body_edit)
+        extra_box.addWidget(self.extra_body_status)
+        self.temperature_check.toggled.connect(self.temperature_spin.setEnabled)
+        self.max_tokens_check.toggled.connect(self.max_tokens_spin.setEnabled)
+        form.addRow("System prompt", self.system_edit)
+        form.addRow(self.temperature_check, self.temperature_spin)
+        form.addRow(self.max_tokens_check, self.max_tokens_spin)
+        form.addRow("", self.include_usage_check)
+        form.addRow("Extra body", extra_box)
+
+    def load(self, ep: Endpoint) -> None:
+        self.system_edit.setPlainText(ep.system_prompt)
+        self.temperature_check.setChecked(ep.temperature is not None)
+        self.temperature_spin.setValue(ep.temperature if ep.temperature is not None else 1.0)
+        self.temperature_spin.setEnabled(ep.temperature is not None)
+        self.max_tokens_check.setChecked(ep.max_tokens is not None)
+        self.max_tokens_spin.setValue(ep.max_tokens or 4096)
+        self.max_tokens_spin.setEnabled(ep.max_tokens is not None)
+        self.include_usage_check.setChecked(ep.include_usage)
+        body = json.dumps(dict(ep.extra_body), indent=2) if ep.extra_body else ""
+        self.extra_body_edit.setPlainText(body)
+
+    def extra_body(self) -> dict[str, Any]:
+        """The extra body as typed; ``ValueError`` when it is not a JSON object."""
+        text = self.extra_body_edit.toPlainText().strip()
+        if not text:
+            return {}
+        value = json.loads(text)
+        if not isinstance(value, dict):
+            raise ValueError("must be a JSON object")
+        return value
+
+    def extra_body_problem(self) -> str | None:
+        """Why the extra body is not acceptable (``None``: it is)."""
+        try:
+            self.extra_body()
+        except ValueError as exc:
+            if isinstance(exc, json.JSONDecodeError):
+                return f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
+            return str(exc)
+        return None
+
+    def show_extra_body_status(self) -> None:
+        problem = self.extra_body_problem()
+        if problem is not None:
+            self.extra_body_status.setText(f"✗ {problem}")
+            self.extra_body_status.setStyleSheet(BAD)
+        else:
+            text = self.extra_body_edit.toPlainText().strip()
+            self.extra_body_status.setText("✓ valid JSON object" if text else "")
+            self.extra_body_status.setStyleSheet(OK)
+
+    def edited(self, ep: Endpoint) -> Endpoint:
+        """``ep`` with this tab's fields (its own extra body while the typed one is invalid)."""
+        try:
+            extra_body = self.extra_body()
+        except ValueError:
+            extra_body = dict(ep.extra_body)
+        return replace(
+            ep,
+            system_prompt=self.system_edit.toPlainText(),
+            temperature=self.temperature_spin.value()
+            if self.temperature_check.isChecked()
+            else None,
+            max_tokens=self.max_tokens_spin.value() if self.max_tokens_check.isChecked() else None,
+            include_usage=self.include_usage_check.isChecked(),
+            extra_body=extra_body,
+        )
+
+
+class NetworkTab(QWidget):
+    """Extra headers (secret ones are kept with the key), timeouts, TLS verification and a CA
+    bundle."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        form = page_form(self)
+        self.headers_table = QTableWidget(0, 2)
+        self.headers_table.setHorizontalHeaderLabels(["Header", "Value"])
+        self.headers_table.horizontalHeader().setSectionResizeMode(
+            0, QHeaderView.ResizeMode.ResizeToContents
+        )
+        self.headers_table.horizontalHeader().setStretchLastSection(True)
+        self.headers_table.verticalHeader().setVisible(False)
+        self.headers_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.headers_table.setMinimumHeight(110)
+        add = QPushButton("Add header")
+        remove = QPushButton("Remove")
+        add.clicked.connect(lambda: self.add_header_row("", ""))
+        remove.clicked.connect(self._on_remove_clicked)
+        header_buttons = QHBoxLayout()
+        header_buttons.addWidget(add)
+        header_buttons.addWidget(remove)
+        header_buttons.addStretch(1)
+        headers_box = QVBoxLayout()
+        headers_box.addWidget(self.headers_table)
+        headers_box.addLayout(header_buttons)
+        note = QLabel(
+            "Secret headers (Authorization, x-api-key …) are kept with the key, not in a file."
+        )
+        note.setWordWrap(True)
+        note.setStyleSheet(NOTE)
+        headers_box.addWidget(note)
+
+        def seconds(maximum: float) -> QDoubleSpinBox:
+            spin = QDoubleSpinBox()
+            spin.setRange(0.5, maximum)
+            spin.setDecimals(1)
+            spin.setSuffix(" s")
+            spin.setMaximumWidth(150)
+            return spin
+
+        self.connect_spin = seconds(600)
+        self.first_byte_spin = seconds(86_400)
+        self.idle_spin = seconds(86_400)
+        self.tls_check = QCheckBox("Verify TLS certificates")
+        self.tls_inline_warning = QLabel("TLS verification is OFF")
+        self.tls_inline_warning.setStyleSheet(f"{BAD} font-weight: bold;")
+        tls_row = QHBoxLayout()
+        tls_row.addWidget(self.tls_check)
+        tls_row.addWidget(self.tls_inline_warning)
+        tls_row.addStretch(1)
+        self.ca_edit = QLineEdit()
+        self.ca_edit.setPlaceholderText("optional PEM file for a self-signed server")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._on_browse_clicked)
+        ca_row = QHBoxLayout()
+        ca_row.addWidget(self.ca_edit, 1)
+        ca_row.addWidget(browse)
+        self.tls_check.toggled.connect(self._on_tls_check_toggled)
+
+        form.addRow("Extra headers", headers_box)
+        form.addRow("Connect timeout", self.connect_spin)
+        form.addRow("First byte timeout", self.first_byte_spin)
+        form.addRow("Idle timeout", self.idle_spin)
+        form.addRow("TLS", tls_row)
+        form.addRow("CA bundle", ca_row)
+
+    def load(self, ep: Endpoint, secrets: SecretStore) -> None:
+        """Show ``ep``'s settings; secret header values come from ``secrets``."""
+        self.headers_table.setRowCount(0)
+        for name, value in ep.extra_headers.items():
+            if is_secret_header(name):
+                value = secrets.get(header_account(ep.id, name)) or value
+            self.add_header_row(name, value)
+        self.connect_spin.setValue(ep.connect_timeout)
+        self.first_byte_spin.setValue(ep.first_byte_timeout)
+        self.idle_spin.setValue(ep.idle_timeout)
+        self.tls_check.setChecked(ep.tls_verify)
+        self.ca_edit.setText(ep.ca_bundle or "")
+        self._on_tls_check_toggled(ep.tls_verify)
+
+    def headers(self) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for row in range(self.headers_table.rowCount()):
+            name_item = self.headers_table.item(row, 0)
+            value_item = self.headers_table.item(row, 1)
+            name = name_item.text().strip() if name_item else ""
+            if name:
+                headers[name] = value_item.text() if value_item else ""
+        return headers
+
+    def edited(self, ep: Endpoint, *, with_secrets: bool) -> Endpoint:
+        """``ep`` with this tab's fields; secret header values only ``with_secrets``."""
+        headers = self.headers()
+        if not with_secrets:
+            headers = {k: ("" if is_secret_header(k) else v) for k, v in headers.items()}
+        return replace(
+            ep,
+            extra_headers=headers,
+            connect_timeout=self.connect_spin.value(),
+            first_byte_timeout=self.first_byte_spin.value(),
+            idle_timeout=self.idle_spin.value(),
+            tls_verify=self.tls_check.isChecked(),
+            ca_bundle=self.ca_edit.text().strip() or None,
+        )
+
+    def add_header_row(self, name: str, value: str) -> None:
+        row = self.headers_table.rowCount()
+        self.headers_table.insertRow(row)
+        self.headers_table.setItem(row, 0, QTableWidgetItem(name))
+        self.headers_table.setItem(row, 1, QTableWidgetItem(value))
+
+    def _on_remove_clicked(self) -> None:
+        rows = sorted({i.row() for i in self.headers_table.selectedIndexes()}, reverse=True)
+        if not rows and self.headers_table.rowCount():
+            rows = [self.headers_table.rowCount() - 1]
+        for row in rows:
+            self.headers_table.removeRow(row)
+
+    def _on_tls_check_toggled(self, verify: bool) -> None:
+        self.tls_inline_warning.setVisible(not verify)
+
+    def _on_browse_clicked(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "CA bundle", "", "Certificates (*.pem *.crt *.cer);;All files (*)"
+        )
+        if path:
+            self.ca_edit.setText(path)
