@@ -1,11 +1,8 @@
-"""The SSE decoder's second layer: what lines and blocks mean.
+"""The SSE decoder's second layer: what the lines and blocks cut from the bytes mean.
 
-Owns the field rules of :mod:`streamscope.core.wire.sse` (comments, ``name:value`` with one
-leading space removed, a line without a colon is a field with an empty value, ``data`` lines
-join with ``"\\n"``, a blank line dispatches unless the data buffer is empty, ``id`` persists and
-``retry`` is digits only), UTF-8 decoding with U+FFFD replacement, and the values that come out:
-:class:`SSEEvent` and :class:`RawFrame`.  Takes lines and blocks already cut from the bytes by
-:mod:`streamscope.core.wire.sse_lines`.
+Owns the field rules of :mod:`streamscope.core.wire.sse` (comments, ``name:value``, ``data``
+joining, dispatch, ``id`` and ``retry``), UTF-8 decoding, and the values that come out:
+:class:`SSEEvent` and :class:`RawFrame`.
 """
 
 from __future__ import annotations
@@ -56,7 +53,7 @@ class RawFrame:
     """``False`` only for the unterminated tail returned by ``close_frames()``."""
 
 
-# Trick, used by the two hot loops (_apply, _plain_frames): building a frozen dataclass goes
+# Trick, used by the two hot loops (_apply, frames): building a frozen dataclass goes
 # through object.__setattr__ once per field, which costs more than all the framing of a typical
 # event, so they set the slots directly.  Buys about 1.25x on feed and 1.45x on feed_frames in
 # bench_sse.py (A/B against calling the constructors).
@@ -95,37 +92,21 @@ class FieldInterpreter:
 
     def frames(self, blocks: list[bytes], offset: int, bom: int, plain: bool) -> list[RawFrame]:
         """Frames mode: one frame per complete block, the first at stream ``offset`` and led by
-        ``bom`` bytes of BOM; ``plain`` blocks (no CR, no BOM) may take the fast path."""
-        if plain:
-            return self._plain_frames(blocks, offset)
-        frames: list[RawFrame] = []
-        for raw in blocks:
-            frames.append(self._frame(raw, offset, bom))
-            offset += len(raw)
-            bom = 0
-        return frames
+        ``bom`` bytes of BOM.
 
-    def tail_frame(self, raw: bytes, offset: int) -> RawFrame:
-        """The unterminated tail of the stream: its comments, no event."""
-        text, invalid = _decode(raw)
-        comments = tuple(line[1:] for line in _LINE_END.split(text) if line[:1] == ":")
-        return RawFrame(offset, raw, None, comments, invalid, complete=False)
-
-    def _plain_frames(self, blocks: list[bytes], offset: int) -> list[RawFrame]:
-        """:meth:`frames` for plain blocks, each a lone LF or ending with LF LF.
-
-        Fast path: a block of one ``data: ...`` line (nearly every block of an LLM stream)
-        needs no line interpretation, as the block-scoped state (data, event name, retry) is
-        empty at a block start.  Buys about 2x on ``feed_frames`` in bench_sse.py.
+        Fast path for ``plain`` blocks (no CR, no BOM: each a lone LF or ending with LF LF): a
+        block of one ``data: ...`` line (nearly every block of an LLM stream) needs no line
+        interpretation, as the block-scoped state (data, event name, retry) is empty at a block
+        start.  Buys about 2x on ``feed_frames`` in bench_sse.py.
         """
         frames: list[RawFrame] = []
         append = frames.append
         last_id = self._id
         for raw in blocks:
             value = raw[6:-2]
-            # "10 in" is memchr; "b'\n' in" first tries the needle as an int, and fails slowly.
-            if 10 in value or raw[:6] != b"data: ":
-                append(self._frame(raw, offset, 0))
+            # "10 in" is one memchr; "b'\n' in" would first try the needle as an int and fail.
+            if not plain or 10 in value or raw[:6] != b"data: ":
+                append(self._frame(raw, offset, bom))
                 last_id = self._id
             else:
                 try:
@@ -148,7 +129,14 @@ class FieldInterpreter:
                 _set_complete(frame, True)
                 append(frame)
             offset += len(raw)
+            bom = 0
         return frames
+
+    def tail_frame(self, raw: bytes, offset: int) -> RawFrame:
+        """The unterminated tail of the stream: its comments, no event."""
+        text, invalid = _decode(raw)
+        comments = tuple(line[1:] for line in _LINE_END.split(text) if line[:1] == ":")
+        return RawFrame(offset, raw, None, comments, invalid, complete=False)
 
     def _frame(self, block: bytes, offset: int, skip: int) -> RawFrame:
         """Interpret one complete block (``skip`` leading BOM bytes are not part of a line)."""

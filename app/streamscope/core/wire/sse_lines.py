@@ -1,11 +1,8 @@
 """The SSE decoder's first layer: lines and blocks cut from bytes.
 
-Owns the byte-level rules of :mod:`streamscope.core.wire.sse`: line ends (CRLF, LF or a lone
-CR; a CR ending one chunk and an LF starting the next are one line end), the one UTF-8 BOM at
-the very start, and the line cap.  Knows nothing of fields: :class:`LineCutter` hands on
-complete lines (events mode), :class:`BlockCutter` complete blocks (frames mode).  Raises
-nothing: a line over the cap sets ``too_long``, drops what is held and leaves the raising to the
-decoder.
+Owns the byte rules of :mod:`streamscope.core.wire.sse`: line ends (a CR ending one chunk and an
+LF starting the next are one line end), the one BOM at the very start, and the line cap (a line
+over it sets ``too_long`` and drops what is held; the decoder raises).  Knows nothing of fields.
 """
 
 from __future__ import annotations
