@@ -55,7 +55,7 @@ class RawFrame:
 
 # Trick, used by the two hot loops (_apply, frames): building a frozen dataclass goes
 # through object.__setattr__ once per field, which costs more than all the framing of a typical
-# event, so they set the slots directly.  Buys about 1.25x on feed and 1.45x on feed_frames in
+# event, so they set the slots directly.  Buys about 1.3x on feed and 1.5x on feed_frames in
 # bench_sse.py (A/B against calling the constructors).
 _new: Final = object.__new__
 _slots: Final[Any] = SSEEvent.__dict__
