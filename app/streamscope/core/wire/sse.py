@@ -94,7 +94,7 @@ class SSEDecoder:
         if self._mode != _EVENTS:
             self._enter(_EVENTS)
         lines = self._lines.cut(chunk)
-        events = [] if lines is None else self._fields.events(lines)
+        events = self._fields.events(lines) if lines else []
         if self._lines.too_long:
             raise self._failure(events)
         return events
@@ -121,7 +121,7 @@ class SSEDecoder:
         cutter = self._blocks
         offset = cutter.offset
         blocks = cutter.cut(chunk)
-        frames = self._fields.frames(blocks, offset, cutter.bom, cutter.plain)
+        frames = self._fields.frames(blocks, offset, cutter.bom, cutter.plain) if blocks else []
         if cutter.too_long:
             raise self._failure([f.event for f in frames if f.event is not None], frames)
         return frames

@@ -2,7 +2,9 @@
 
 Owns the byte rules of :mod:`streamscope.core.wire.sse`: line ends (a CR ending one chunk and an
 LF starting the next are one line end), the one BOM at the very start, and the line cap (a line
-over it sets ``too_long`` and drops what is held; the decoder raises).  Knows nothing of fields.
+over it sets ``too_long`` and drops what is held; the decoder raises).  Knows nothing of fields:
+:class:`LineCutter` hands on complete lines, decoded; :class:`BlockCutter` complete blocks, as
+bytes.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ _LINE_END: Final = re.compile(rb"\r\n|\r|\n")
 
 
 class LineCutter:
-    """Events mode: the complete lines of the stream, line ends normalised to LF.
+    """Events mode: the complete lines of the stream.
 
-    Holds the unfinished last line, and whether the last chunk ended in CR (so that an LF
-    starting the next chunk ends no second line).
+    Holds the unfinished last line as bytes (so a character split across reads decodes whole),
+    and whether the last chunk ended in CR (so that an LF starting the next chunk ends no second
+    line).
     """
 
     __slots__ = ("_cr", "_first", "_max", "_pending", "_pending_len", "too_long")
@@ -37,12 +40,12 @@ class LineCutter:
         self.too_long = False
         """A line passed the cap: what :meth:`cut` returned is all there will be."""
 
-    def cut(self, chunk: bytes) -> bytes | None:
-        """The lines ``chunk`` completes, joined with LF without the last line end (``None``:
-        no line ended).  At a line over the cap: the lines before it, and ``too_long`` set."""
+    def cut(self, chunk: bytes) -> list[str]:
+        """The lines ``chunk`` completes, decoded (UTF-8 with U+FFFD replacement), without line
+        ends.  At a line over the cap: the lines before it, and ``too_long`` set."""
         if self._cr:
             if not chunk:
-                return None
+                return []
             self._cr = False
             if chunk[0] == 10:
                 chunk = chunk[1:]
@@ -57,7 +60,7 @@ class LineCutter:
                 self._pending_len += len(chunk)
                 if self._pending_len > self._max or self._first:
                     self._hold()
-            return None
+            return []
         if self._pending:
             head = self._pending_len
             self._pending.append(chunk)
@@ -76,7 +79,7 @@ class LineCutter:
         if rest:
             self._pending.append(chunk[nl + 1 :])
             self._pending_len = rest
-        return chunk[:nl]
+        return chunk[:nl].decode("utf-8", "replace").split("\n")
 
     def close(self) -> None:
         """End of stream: the unfinished line is dropped."""
@@ -95,7 +98,7 @@ class LineCutter:
             self._pending = [joined] if joined else []
             self._pending_len = len(joined)
 
-    def _cut_long(self, buf: bytes, nl: int) -> bytes | None:
+    def _cut_long(self, buf: bytes, nl: int) -> list[str]:
         """Slow path for a buffer longer than the cap: stop at the first over-long line."""
         lines = buf[:nl].split(b"\n")
         tail = buf[nl + 1 :]
@@ -105,7 +108,7 @@ class LineCutter:
         elif tail:
             self._pending = [tail]
             self._pending_len = len(tail)
-        return b"\n".join(good) if good else None
+        return [line.decode("utf-8", "replace") for line in good]
 
     def _give_up(self) -> None:
         self.too_long = True
@@ -137,16 +140,17 @@ class BlockCutter:
         self.too_long = False
         """A line passed the cap: what :meth:`cut` returned is all there will be."""
 
-    def cut(self, chunk: bytes) -> list[bytes]:
-        """The blocks ``chunk`` completes.  At a line over the cap: the blocks before it, and
+    def cut(self, chunk: bytes, final: bool = False) -> list[bytes]:
+        """The blocks ``chunk`` completes; ``final`` (the end of the stream) also releases a
+        block held for its lone CR.  At a line over the cap: the blocks before it, and
         ``too_long`` set."""
-        if not chunk:
-            return []
+        buf = chunk
         pending = self._pending
         if pending:
             last = pending[-1][-1]
             if (
-                self._line_len + len(chunk) <= self._max
+                chunk
+                and self._line_len + len(chunk) <= self._max
                 and (not self._first or len(pending[0]) > 3)  # past a possible BOM
                 and last != 13
                 and not (last == 10 and chunk[0] in b"\r\n")
@@ -163,19 +167,9 @@ class BlockCutter:
                 self._line_len = self._line_len + len(chunk) if end < 0 else len(chunk) - end - 1
                 return []
             pending.append(chunk)
-            chunk = b"".join(pending)
-        return self._cut(chunk, final=False)
-
-    def close(self) -> tuple[list[bytes], bytes]:
-        """End of stream: the held blocks, and the unterminated tail."""
-        buf = b"".join(self._pending)
-        blocks = self._cut(buf, final=True) if buf else []
-        tail = b"".join(self._pending)
-        self._pending = []
-        return blocks, tail
-
-    def _cut(self, buf: bytes, final: bool) -> list[bytes]:
-        """Cut the complete blocks off ``buf``; hold the rest."""
+            buf = b"".join(pending)
+        if not buf:
+            return []
         n = len(buf)
         # A trailing CR may be the first half of a CRLF: wait for the next byte.
         limit = n - 1 if not final and buf[-1] == 13 else n
@@ -197,6 +191,13 @@ class BlockCutter:
             self.too_long = True
             self._pending = []
         return blocks
+
+    def close(self) -> tuple[list[bytes], bytes]:
+        """End of stream: the held blocks, and the unterminated tail."""
+        blocks = self.cut(b"", final=True)
+        tail = b"".join(self._pending)
+        self._pending = []
+        return blocks, tail
 
     def _cut_blocks(self, buf: bytes, limit: int, final: bool, blocks: list[bytes]) -> int:
         """Cut the complete blocks of ``buf[:limit]`` into ``blocks``, whatever the line ends
