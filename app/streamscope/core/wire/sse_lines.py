@@ -108,7 +108,7 @@ class LineCutter:
         elif tail:
             self._pending = [tail]
             self._pending_len = len(tail)
-        return [line.decode("utf-8", "replace") for line in good]
+        return b"\n".join(good).decode("utf-8", "replace").split("\n") if good else []
 
     def _give_up(self) -> None:
         self.too_long = True
