@@ -138,7 +138,7 @@ class FieldInterpreter:
         append = frames.append
         last_id = self._id
         for raw in blocks:
-            value = raw[6:-2]
+            value = raw[6:-2]  # the value, if this is a plain block of one "data: " line
             # "10 in" is one memchr; "b'\n' in" would first try the needle as an int and fail.
             if not plain or 10 in value or raw[:6] != b"data: ":
                 append(self._frame(raw, offset, bom))
