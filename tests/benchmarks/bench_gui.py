@@ -393,7 +393,8 @@ def _qt_app() -> tuple[Any, Any, Any]:
 
 def case_firehose_gui(base_url: str, variant: str, n: int) -> dict[str, Any]:
     _isolate()
-    from streamscope.core.net.endpoints import Endpoint, EndpointStore
+    from streamscope.core.net.endpoint_store import EndpointStore
+    from streamscope.core.net.endpoints import Endpoint
 
     store = EndpointStore()
     ep = Endpoint(

@@ -16,14 +16,8 @@ import pytest
 from streamscope.core import paths
 from streamscope.core.net import models_api
 from streamscope.core.net.client import StreamTimeouts, TLSOptions
-from streamscope.core.net.endpoints import (
-    DEMO_ID,
-    PRESETS,
-    Endpoint,
-    EndpointSettings,
-    EndpointStore,
-    new_endpoint,
-)
+from streamscope.core.net.endpoint_store import EndpointSettings, EndpointStore
+from streamscope.core.net.endpoints import DEMO_ID, PRESETS, Endpoint, new_endpoint
 from streamscope.core.net.models_api import ModelListError, models_url, parse_models
 
 
@@ -292,7 +286,7 @@ def test_nothing_is_written_at_import(tmp_path: Path) -> None:
 
 
 def test_a_key_in_the_base_url_is_not_saved(tmp_path: Path) -> None:
-    from streamscope.core.net.endpoints import endpoint_to_dict, strip_url_secrets
+    from streamscope.core.net.endpoint_store import endpoint_to_dict, strip_url_secrets
 
     url = "https://generativelanguage.googleapis.com/v1beta?key=sk-URLKEY-123&alt=sse"
     assert strip_url_secrets(url) == "https://generativelanguage.googleapis.com/v1beta?alt=sse"

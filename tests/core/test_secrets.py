@@ -13,7 +13,8 @@ import pytest
 from keyring.backends import fail, null
 
 from streamscope.core import paths
-from streamscope.core.net.endpoints import EndpointSettings, EndpointStore, new_endpoint
+from streamscope.core.net.endpoint_store import EndpointSettings, EndpointStore
+from streamscope.core.net.endpoints import new_endpoint
 from streamscope.core.net.secrets import (
     MEMORY_ONLY_MESSAGE,
     SERVICE,

@@ -20,13 +20,13 @@ from streamscope.core.wire.events import StreamEvent, TextDelta
 from streamscope.core.wire.sse import RawFrame, SSEEvent
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.frame_detail import MARK, hex_dump, visible_text
+from streamscope.ui.inspector.frames_filter import FramesFilterModel
 from streamscope.ui.inspector.frames_model import (
     COL_EVENT,
     COL_SUMMARY,
     FLAG_INCOMPLETE,
     FLAG_INVALID_UTF8,
     FrameKind,
-    FramesFilterModel,
     FramesModel,
     KindRole,
 )

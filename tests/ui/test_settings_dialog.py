@@ -18,13 +18,8 @@ from keyring.backends import null
 from pytestqt.qtbot import QtBot
 
 from streamscope.core import paths
-from streamscope.core.net.endpoints import (
-    PRESETS,
-    Endpoint,
-    EndpointSettings,
-    EndpointStore,
-    new_endpoint,
-)
+from streamscope.core.net.endpoint_store import EndpointSettings, EndpointStore
+from streamscope.core.net.endpoints import PRESETS, Endpoint, new_endpoint
 from streamscope.core.net.secrets import MEMORY_ONLY_MESSAGE, SERVICE, SecretStore, header_account
 from streamscope.ui.endpoints_dialog import EndpointsDialog
 from streamscope.ui.settings_dialog import EndpointDialog, demo_scenarios

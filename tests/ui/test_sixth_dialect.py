@@ -15,12 +15,12 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.cli import build_parser, main
 from streamscope.core.capture.format import Capture
-from streamscope.core.net.endpoints import (
-    Endpoint,
+from streamscope.core.net.endpoint_store import (
     EndpointConfigError,
     endpoint_from_dict,
     endpoint_to_dict,
 )
+from streamscope.core.net.endpoints import Endpoint
 from streamscope.core.net.models_api import auth_headers, models_url, parse_models
 from streamscope.core.net.raw_request import user_text
 from streamscope.core.net.secrets import SecretStore

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSizePolicy, QToolBar, QWidget
 
-from streamscope.core.net.endpoints import Endpoint, EndpointSettings, EndpointStore
+from streamscope.core.net.endpoint_store import EndpointSettings, EndpointStore
+from streamscope.core.net.endpoints import Endpoint
 from streamscope.demo.scenarios import SCENARIOS
 
 if TYPE_CHECKING:

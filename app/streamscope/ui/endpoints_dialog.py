@@ -18,12 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.net.endpoints import (
-    PRESETS,
-    Endpoint,
-    EndpointSettings,
-    is_secret_header,
-)
+from streamscope.core.net.endpoint_store import EndpointSettings
+from streamscope.core.net.endpoints import PRESETS, Endpoint, is_secret_header
 from streamscope.core.net.secrets import SecretStore, header_account
 from streamscope.ui.endpoint_probe import ClientFactory, DemoBaseUrl
 from streamscope.ui.settings_dialog import EndpointDialog

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QComboBox, QDockWidget, QPushButton
 
     from streamscope.core.capture.files import CaptureStore
-    from streamscope.core.net.endpoints import Endpoint, EndpointSettings
+    from streamscope.core.net.endpoint_store import EndpointSettings
+    from streamscope.core.net.endpoints import Endpoint
     from streamscope.core.net.secrets import SecretStore
     from streamscope.core.store.database import Store
     from streamscope.ui.power_tools import PowerTools

@@ -29,10 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.net.endpoints import (
-    PRESETS,
-    Endpoint,
-)
+from streamscope.core.net.endpoints import PRESETS, Endpoint
 from streamscope.core.net.models_api import ModelListError
 from streamscope.core.net.secrets import SecretStore
 from streamscope.core.wire.dialects import dialect_names

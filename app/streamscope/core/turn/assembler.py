@@ -17,15 +17,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from streamscope.core.turn.model import (
-    Fragment,
-    Timings,
-    ToolCallState,
-    Turn,
-    TurnDelta,
-    parse_arguments,
-)
+from streamscope.core.turn.model import Timings, Turn, TurnDelta
 from streamscope.core.turn.outcome import StreamEnd, describe_end
+from streamscope.core.turn.tool_calls import ToolCalls
 from streamscope.core.wire.events import (
     DialectWarning,
     FinishReason,
@@ -46,42 +40,6 @@ from streamscope.core.wire.events import (
 )
 
 __all__ = ["TurnAssembler"]
-
-
-class _ToolCallBuilder:
-    __slots__ = ("arguments", "done", "fragments", "id", "index", "name", "parts", "position")
-
-    def __init__(self, position: int, index: int, id: str | None, name: str | None) -> None:
-        self.position = position
-        self.index = index
-        self.id = id
-        self.name = name
-        self.parts: list[str] = []
-        self.fragments: list[Fragment] = []
-        self.arguments: str | None = None  # from ToolCallDone when no fragments came
-        self.done = False
-
-    def text(self) -> str:
-        if self.parts:
-            if len(self.parts) > 1:
-                self.parts[:] = ["".join(self.parts)]
-            return self.parts[0]
-        return self.arguments or ""
-
-    def freeze(self) -> ToolCallState:
-        text = self.text()
-        parses, partial = parse_arguments(text)
-        return ToolCallState(
-            self.index,
-            self.id,
-            self.name,
-            text,
-            tuple(self.fragments),
-            self.done,
-            self.position,
-            parses,
-            partial,
-        )
 
 
 class _Pieces:
@@ -145,9 +103,7 @@ class TurnAssembler:
         self._reasoning = _Pieces()
         self._channel: str | None = None
         self._signature: str | None = None
-        self._calls: list[_ToolCallBuilder] = []
-        self._by_index: dict[int, _ToolCallBuilder] = {}
-        self._changed: set[int] = set()  # positions of calls changed since the last delta
+        self._calls = ToolCalls(self.warn)
         self._finish: str | None = None
         self._usage: dict[str, Any] | None = None
         self._in_tokens: int | None = None
@@ -202,18 +158,15 @@ class TurnAssembler:
                 if self._first_reasoning is None:
                     self._first_reasoning = t
             case ToolCallDelta(index, id, name, arguments):
-                call = self._call_for(index, id, name)
-                if not arguments:
+                if not self._calls.fragment(index, id, name, arguments, t, self.frame):
                     return False
-                call.parts.append(arguments)
-                call.fragments.append(Fragment(t, arguments, self.frame))
                 if self._first_answer is None:
                     self._first_answer = t
             case ToolCallStarted(index, id, name):
-                self._call_for(index, id, name)
+                self._calls.started(index, id, name)
                 return False
             case ToolCallDone(index, arguments):
-                self._tool_call_done(index, arguments)
+                self._calls.done(index, arguments)
                 return False
             case FinishReason(reason):
                 self._finish = reason
@@ -261,58 +214,6 @@ class TurnAssembler:
         if text not in self._warnings:
             self._warnings.append(text)
 
-    def _call_for(self, index: int | None, id: str | None, name: str | None) -> _ToolCallBuilder:
-        calls = self._calls
-        if index is None:
-            call = None
-            if id is not None:
-                call = next((c for c in calls if c.id == id), None)
-            elif name is None and calls:
-                call = calls[-1]
-            if call is None:
-                self.warn("tool call without index: placed by position")
-                call = self._new_call(len(calls), id, name)
-        else:
-            call = self._by_index.get(index)
-            if call is None:
-                call = self._new_call(index, id, name)
-            elif id is not None and call.id is not None and id != call.id:
-                self.warn(
-                    f"tool call index {index} reused for a different id ({call.id} -> {id}):"
-                    " kept as separate calls"
-                )
-                call = self._new_call(index, id, name)
-        if call.id is None and id is not None:
-            call.id = id
-        if call.name is None and name:
-            call.name = name
-        self._changed.add(call.position)
-        return call
-
-    def _new_call(self, index: int, id: str | None, name: str | None) -> _ToolCallBuilder:
-        call = _ToolCallBuilder(len(self._calls), index, id, name)
-        self._calls.append(call)
-        self._by_index[index] = call
-        return call
-
-    def _tool_call_done(self, index: int | None, arguments: str | None) -> None:
-        call = self._by_index.get(index) if index is not None else None
-        if call is None and index is None and self._calls:
-            call = self._calls[-1]
-        if call is None:
-            call = self._call_for(index, None, None)
-        call.done = True
-        self._changed.add(call.position)
-        if arguments is None:
-            return
-        if not call.parts:
-            call.arguments = arguments
-        elif call.text() != arguments:
-            self.warn(
-                f"tool call {call.index}: final arguments differ from the fragments;"
-                " kept the fragments"
-            )
-
     # -- reading ----------------------------------------------------------------------
 
     @property
@@ -340,9 +241,7 @@ class TurnAssembler:
 
     def take_delta(self) -> TurnDelta:
         """What changed since the previous call (the first call: since the start)."""
-        calls = self._calls
-        changed = tuple(calls[p].freeze() for p in sorted(self._changed))
-        self._changed.clear()
+        changed = self._calls.take_changed()
         warnings = tuple(self._warnings[self._warnings_taken :])
         self._warnings_taken = len(self._warnings)
         error = self._error
@@ -368,6 +267,7 @@ class TurnAssembler:
             self.bytes_received,
             self.dialect,
             self.dialect_mismatch,
+            self._finished is not None,
         )
 
     def snapshot(self, *, end_time: float | None = None) -> Turn:
@@ -379,7 +279,7 @@ class TurnAssembler:
             reasoning=self._reasoning.text(),
             reasoning_channel=self._channel,
             reasoning_signature=self._signature,
-            tool_calls=tuple(c.freeze() for c in self._calls),
+            tool_calls=self._calls.freeze(),
             finish_reason=self._finish,
             usage=self._usage,
             input_tokens=self._in_tokens,
@@ -401,14 +301,7 @@ class TurnAssembler:
         Calls still streaming are done now; arguments that are not JSON are warned about."""
         if self._finished is not None:
             return self._finished
-        for call in self._calls:
-            if not call.done:
-                call.done = True
-                self._changed.add(call.position)
-            if not parse_arguments(call.text())[0]:
-                self.warn(
-                    f"tool call {call.index} ({call.name or '?'}): arguments are not valid JSON"
-                )
+        self._calls.finish()
         turn = self.snapshot(end_time=t)
         if end.bytes_received == 0 and self.bytes_received:
             end = replace(end, bytes_received=self.bytes_received)

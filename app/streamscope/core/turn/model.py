@@ -147,7 +147,9 @@ class TurnDelta:
     far (put them in place with :func:`apply_tool_calls`); ``warnings``: new ones. The rest
     is the whole turn so far: counters, timings, finish reason, usage, the dialect in use and
     ``dialect_mismatch`` (the dialect the frames look like, when it is not the one in use).
-    ``progress``: how many progress events (text, reasoning, argument fragments) so far."""
+    ``progress``: how many progress events (text, reasoning, argument fragments) so far.
+    ``finished``: the turn has ended (this is its last delta: end-of-body events, calls
+    done, the last warnings)."""
 
     text: str = ""
     reasoning: str = ""
@@ -170,6 +172,7 @@ class TurnDelta:
     bytes_received: int = 0
     dialect: str | None = None
     dialect_mismatch: str | None = None
+    finished: bool = False
 
     def merge(self, later: TurnDelta) -> TurnDelta:
         """This delta followed by ``later``, as one (for batches joined in transport)."""

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from streamscope.ui import pacing
 from streamscope.ui.inspector.frame_detail import FrameDetail
+from streamscope.ui.inspector.frames_filter import FramesFilterModel
 from streamscope.ui.inspector.frames_model import (
     COL_BYTES,
     COL_EVENT,
@@ -33,7 +34,6 @@ from streamscope.ui.inspector.frames_model import (
     FLAG_INCOMPLETE,
     FLAG_INVALID_UTF8,
     FrameKind,
-    FramesFilterModel,
     FramesModel,
 )
 from streamscope.ui.paint_clock import default_clock
