@@ -30,7 +30,6 @@ from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 
 if TYPE_CHECKING:
     from streamscope.core.capture.format import Capture
-    from streamscope.core.capture.recorder import CaptureRecorder
     from streamscope.core.net.worker import StreamWorker
     from streamscope.core.wire.dialects.base import RequestSpec
 
@@ -82,7 +81,6 @@ class ChatController(QObject):
         self.demo = demo
         self.runner = TurnRunner(None, self, worker=_stream_worker())
         self.session = ChatSession()
-        self._recorder: CaptureRecorder | None = None
         self._card: AssistantCard | None = None
         self._prepare: asyncio.Task[None] | None = None
         self.answer_cards: list[AssistantCard] = []
@@ -206,12 +204,7 @@ class ChatController(QObject):
         self.session.user_sent(user_text, endpoint_name=endpoint_name, model=model)
         self.chat.add_user_message(user_text)
         self._begin_answer(label, status=label, alternative=False)
-        from streamscope.core.capture.recorder import CaptureRecorder
-
-        self._recorder = CaptureRecorder(dialect)
-        self.runner.start(
-            spec, dialect=dialect, timeouts=timeouts, tls=tls, observers=[self._recorder]
-        )
+        self.runner.start(spec, dialect=dialect, timeouts=timeouts, tls=tls)
         self.historyChanged.emit()
         return True
 
@@ -257,15 +250,8 @@ class ChatController(QObject):
             api_key=api_key,
             extra_headers=self._headers(endpoint),
         )
-        from streamscope.core.capture.recorder import CaptureRecorder
-
-        self._recorder = CaptureRecorder(endpoint.dialect)
         self.runner.start(
-            spec,
-            dialect=endpoint.dialect,
-            timeouts=endpoint.timeouts(),
-            tls=endpoint.tls(),
-            observers=[self._recorder],
+            spec, dialect=endpoint.dialect, timeouts=endpoint.timeouts(), tls=endpoint.tls()
         )
 
     def _on_prepare_done(self, task: asyncio.Task[None]) -> None:
@@ -312,13 +298,9 @@ class ChatController(QObject):
         self.inspector.finish_turn(turn)
         self.status.show_turn(turn, len(self.inspector.frames_model.log))
         replayed, self._replaying = self._replaying, None
-        if replayed is not None:
-            self.last_capture = replayed
-        else:
-            recorder, self._recorder = self._recorder, None
-            capture = recorder.capture if recorder and recorder.turn is not None else None
-            self.last_capture = capture
-            self.session.answer_finished(turn, capture)
+        self.last_capture = self.runner.last_capture
+        if replayed is None:
+            self.session.answer_finished(turn, self.last_capture)
             _log.info("turn finished: %s", turn.summary())
         self.busyChanged.emit(False)
         self.historyChanged.emit()

@@ -103,9 +103,7 @@ class PowerTools(QObject):
         self._secrets = secrets
         self._current_endpoint = current_endpoint
         self._window = window
-        self.recorder = SessionTurnsRecorder(
-            controller.runner, self, capture=lambda: getattr(controller, "last_capture", None)
-        )
+        self.recorder = SessionTurnsRecorder(controller.runner, self)
         self.find_bar = FramesFindBar(inspector.frames_panel)
         self.paste_filter = CurlPasteFilter(editor, self.offer_curl_import)
         self.dialogs: list[QWidget] = []

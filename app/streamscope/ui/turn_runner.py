@@ -140,6 +140,9 @@ class TurnRunner(QObject):
         self.clock = clock if clock is not None else default_clock()
         self.clock.add_source(self._deliver)
         self.last_turn: Turn | None = None
+        self.last_capture: Capture | None = None
+        """The capture of the last turn (recorded live, or the one replayed)."""
+        self._capture: Capture | None = None
         # Once the event loop runs (the window has painted), load the HTTP stack's lazy
         # parts in the background, so the first send does not import them on the UI thread.
         QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, self._warm_up))
@@ -190,13 +193,17 @@ class TurnRunner(QObject):
         tls: TLSOptions | None = None,
         observers: Sequence[TurnObserver] = (),
     ) -> asyncio.Task[Turn]:
-        """Start a turn (the previous one must have finished). ``observers`` see the turn
-        too (a capture recorder, say), before the runner's own collector."""
+        """Start a turn (the previous one must have finished); it is recorded as a capture
+        (:attr:`last_capture` once it ended). ``observers`` see the turn too, before the
+        runner's own collector."""
+        from streamscope.core.capture.recorder import CaptureRecorder
         from streamscope.core.net.options import StreamTimeouts, TLSOptions
 
         timeouts = timeouts if timeouts is not None else StreamTimeouts()
         tls = tls if tls is not None else TLSOptions()
-        observer = self._prepare(dialect, observers)
+        recorder = CaptureRecorder(dialect)
+        observer = self._prepare(dialect, (recorder, *observers))
+        self._capture = recorder.capture
         return self._own(self._run(spec, dialect, timeouts, tls, observer))
 
     async def _run(
@@ -232,6 +239,7 @@ class TurnRunner(QObject):
         observer = self._prepare(dialect or capture.dialect, ())
         self._replaying = True
         self._recorded = capture.reads
+        self._capture = capture
 
         return self._own(replay_capture(capture, speed=speed, observer=observer, dialect=dialect))
 
@@ -244,7 +252,9 @@ class TurnRunner(QObject):
         self._dialect = dialect
         self._replaying = False
         self._recorded = None
+        self._capture = None
         self.last_turn = None
+        self.last_capture = None
         collector: TurnObserver = _Collector(self)  # type: ignore[assignment]
         if not observers:
             return collector
@@ -277,6 +287,7 @@ class TurnRunner(QObject):
 
     def _on_finished(self, turn: Turn) -> None:
         self.flush()
+        self.last_capture = self._capture
         self._encoder = ProgressEncoder()  # (let go of the turn's reducer)
         self.last_turn = turn
         self.turnFinished.emit(turn)

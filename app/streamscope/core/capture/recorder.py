@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from streamscope import __version__
@@ -17,7 +16,7 @@ from streamscope.core.capture.format import (
 from streamscope.core.redact import mask_value, redact_url, scrub, secret_values
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
-from streamscope.core.turn.outcome import EndKind, Outcome, StreamEnd
+from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.wire.dialects.base import RequestSpec
 
 __all__ = ["CaptureRecorder", "end_from_turn", "redact_request"]
@@ -78,37 +77,18 @@ class CaptureRecorder(TurnObserver):
 
 
 def end_from_turn(turn: Turn) -> CaptureEnd:
-    """How the stream ended, recovered from a finished turn's outcome and reason (the
-    observer interface hands over the Turn, not the StreamEnd)."""
+    """How the stream ended, when the transport could not say (the stream worker died, or a
+    cancel was not answered): cancelled, or broken — with the turn's outcome and reason."""
     t = turn.timings
     elapsed = t.end - t.request_sent if t.end is not None and t.request_sent is not None else None
-    reason = turn.reason
-    kind: EndKind = "eof"
-    detail = ""
-    timeout: float | None = None
-    match turn.outcome:
-        case Outcome.CANCELLED:
-            kind = "cancelled"
-        case Outcome.ERROR if turn.server_error is None:
-            if turn.status is not None and turn.status >= 400:
-                kind = "http_error"
-            elif reason.startswith("protocol error"):
-                kind, detail = "protocol_error", reason.partition(": ")[2]
-            elif reason.startswith("could not connect"):
-                kind, detail = "connect_error", reason.partition(": ")[2]
-            else:
-                kind = "not_a_stream"
-        case Outcome.TRUNCATED:
-            if reason.startswith("connection broken"):
-                kind, detail = "broken", reason.partition(": ")[2]
-            elif reason.startswith("idle timeout"):
-                kind, timeout = "idle_timeout", _seconds(reason, "after")
-            elif reason.startswith("no response body"):
-                kind, timeout = "first_byte_timeout", _seconds(reason, "within")
+    cancelled = turn.outcome is Outcome.CANCELLED
     outcome = turn.outcome.value if turn.outcome is not None else None
-    return CaptureEnd(kind, elapsed, detail, timeout, None, outcome, reason)
-
-
-def _seconds(reason: str, word: str) -> float | None:
-    m = re.search(rf"\b{word} ([0-9.e+-]+) s\b", reason)
-    return float(m.group(1)) if m else None
+    return CaptureEnd(
+        "cancelled" if cancelled else "broken",
+        elapsed,
+        "" if cancelled else turn.reason,
+        None,
+        None,
+        outcome,
+        turn.reason,
+    )

@@ -52,7 +52,6 @@ __all__ = [
     "FrameRows",
     "Progress",
     "ProgressEncoder",
-    "kind_of",
 ]
 
 
@@ -91,17 +90,6 @@ _EVENT_KINDS: dict[type[StreamEvent], int] = {
     MalformedFrame: FrameKind.MALFORMED,
     ServerError: FrameKind.ERROR,
 }
-
-
-def kind_of(parsed: ParsedFrame) -> int:
-    """The :class:`FrameKind` of a decoded frame."""
-    frame = parsed.frame
-    if frame.event is None:
-        return FrameKind.COMMENT if frame.complete or frame.comments else FrameKind.DATA
-    kind = FrameKind.DATA
-    for event in parsed.events:
-        kind = max(kind, _EVENT_KINDS.get(type(event), FrameKind.DATA))
-    return kind
 
 
 @dataclass(slots=True)

@@ -171,11 +171,7 @@ StreamEvent = (
 )
 """Every event a dialect parser can produce."""
 
-PROGRESS_EVENTS = (TextDelta, ReasoningDelta, ToolCallDelta)
-"""Events that count as semantic progress for the idle timeout."""
-
 __all__ = [
-    "PROGRESS_EVENTS",
     "DialectWarning",
     "FinishReason",
     "Ignored",
