@@ -63,6 +63,8 @@ class AssistantCard(CardFrame):
         self.calls: list[ToolCallState] = []
         self._source: list[str] = []
         self._source_text: str | None = ""
+        self._length = 0  # of the source (known without joining it)
+        self._unshown: list[str] = []  # the source after ``_shown``, not in the tail yet
         self._rendered_upto = 0  # source offset rendered into ``_rendered``
         # The tail shows the source from ``_tail_from`` to ``_shown``; what arrived after
         # that waits for the next append.
@@ -170,6 +172,8 @@ class AssistantCard(CardFrame):
             self._live_started = time.perf_counter()
         self._source.append(text)
         self._source_text = None
+        self._length += len(text)
+        self._unshown.append(text)
         self.clock.wake(self._layout, self._next_append, widget=self)
         if self.turn is None and self._live_due is None:
             self._live_due = time.monotonic() + pacing.LIVE_RENDER_MS / 1000
@@ -179,11 +183,12 @@ class AssistantCard(CardFrame):
         """Append what arrived since the last append to the tail, at most
         :data:`~streamscope.ui.pacing.LIVE_APPEND_CHARS` (a flood is shown at a bounded
         pace, and whole at the end)."""
-        text = self.text()
-        end = min(len(text), self._shown + pacing.LIVE_APPEND_CHARS)
-        if end > self._shown:
-            self._tail_appender.append(text[self._shown : end])
-            self._shown = end
+        pending = "".join(self._unshown)  # (only what arrived since: no join of the answer)
+        shown, rest = pending[: pacing.LIVE_APPEND_CHARS], pending[pacing.LIVE_APPEND_CHARS :]
+        self._unshown = [rest] if rest else []
+        if shown:
+            self._tail_appender.append(shown)
+            self._shown += len(shown)
 
     def append_reasoning(self, text: str, channel: str) -> None:
         """Append reasoning text; ``channel`` is where it arrived (``a+b`` for several)."""
@@ -287,11 +292,11 @@ class AssistantCard(CardFrame):
         now = time.monotonic()
         streaming = self.turn is None
         wanted: list[float] = []
-        if streaming and self._shown < len(self.text()):
+        if streaming and self._shown < self._length:
             if now >= self._next_append:
                 self._show_more()
                 self._next_append = now + pacing.LIVE_APPEND_MS / 1000
-            if self._shown < len(self.text()):
+            if self._shown < self._length:
                 wanted.append(self._next_append)
         if streaming and self._live_due is not None and now >= self._live_due and not self._jobs:
             self._live_due = None
@@ -304,7 +309,7 @@ class AssistantCard(CardFrame):
         if self._jobs:
             paused = self.turn is None and self._live_over_budget()
             wanted.append(now + pacing.LIVE_RENDER_MS / 1000 if paused else 0.0)
-        if streaming and self._live_due is not None:
+        elif streaming and self._live_due is not None:  # (not while a rendering waits)
             wanted.append(self._live_due)
         return min(wanted) if wanted else None
 
@@ -341,6 +346,7 @@ class AssistantCard(CardFrame):
             self._tail_from = min(upto, self._shown)
             if upto > self._shown:
                 self._tail_from = self._shown = upto
+                self._unshown = [self.text()[upto:]] if upto < self._length else []
         if used or final:
             self._tail.setVisible(not self._tail.document().isEmpty())
         if final:

@@ -40,18 +40,9 @@ def outcome_colour(outcome: Outcome, palette: QPalette) -> QColor:
 
 
 def footer_parts(turn: Turn) -> list[str]:
-    """The footer as words: badge, finish reason, tokens, TTFT, tok/s, warnings."""
+    """The footer as words: badge, the turn's figures, warnings."""
     parts = [_BADGES[turn.outcome][0] if turn.outcome is not None else "streaming…"]
-    if turn.finish_reason:
-        parts.append(turn.finish_reason)
-    if turn.output_tokens is not None:
-        parts.append(f"{turn.output_tokens} tokens")
-    ttft = turn.timings.ttft
-    if ttft is not None:
-        parts.append(f"TTFT {ttft:.2f} s")
-    rate = turn.tokens_per_second()
-    if rate is not None:
-        parts.append(f"{rate:.0f} tok/s")
+    parts += turn.figures()
     if turn.warnings:
         n = len(turn.warnings)
         parts.append(f"{n} warning{'s' if n != 1 else ''}")

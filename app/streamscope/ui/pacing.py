@@ -46,7 +46,7 @@ MAX_BACKLOG = 8
 """At most this many sealed batches wait for the clock; beyond, the runner delivers one
 itself (the views fall behind: an instant replay, a very fast link)."""
 
-TICK_BUDGET_MS = 4.0
+TICK_BUDGET_MS = 3.0
 """Layout work (rendering, filtering, showing rows) done in one tick before the loop gets
 to paint and handle input."""
 

@@ -44,7 +44,7 @@ class PaintClock(QObject):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._on_timer_timeout)
         self._armed_at: float | None = None  # monotonic time the timer will fire
-        self._sources: list[weakref.WeakMethod[Deliver]] = []
+        self._sources: dict[weakref.WeakMethod[Deliver], float | None] = {}  # -> when due
         self._jobs: dict[weakref.WeakMethod[Job], float] = {}
         self._widgets: dict[weakref.WeakMethod[Job], weakref.ref[QWidget]] = {}
         self._last_paint: dict[int, float] = {}
@@ -53,12 +53,17 @@ class PaintClock(QObject):
     # -- registering ------------------------------------------------------------------------
 
     def add_source(self, deliver: Deliver) -> None:
-        """Register a source of batches (its owner calls :meth:`poke` when it has some)."""
-        self._sources.append(weakref.WeakMethod(deliver))
+        """Register a source of batches (it calls :meth:`poke` when it has some)."""
+        self._sources[weakref.WeakMethod(deliver)] = None
 
-    def poke(self, delay_ms: float = pacing.FLUSH_INTERVAL_MS) -> None:
-        """A source has something pending: tick within ``delay_ms``."""
-        self._arm(time.monotonic() + delay_ms / 1000)
+    def poke(self, deliver: Deliver, delay_ms: float = pacing.FLUSH_INTERVAL_MS) -> None:
+        """``deliver``'s source has something pending: deliver within ``delay_ms`` (or
+        earlier, if it was due earlier)."""
+        key = weakref.WeakMethod(deliver)
+        due = time.monotonic() + delay_ms / 1000
+        known = self._sources.get(key)
+        self._sources[key] = due if known is None else min(known, due)
+        self._arm(self._sources[key])  # type: ignore[arg-type]
 
     def wake(self, job: Job, at: float | None = None, *, widget: QWidget | None = None) -> None:
         """Run ``job`` at ``at`` (``monotonic``; now when ``None``), or earlier if it was due
@@ -98,15 +103,21 @@ class PaintClock(QObject):
         self.ticks += 1
         started = time.perf_counter()
         next_due: list[float] = []
-        for ref in list(self._sources):
+        now = time.monotonic()
+        for ref, due in list(self._sources.items()):
             deliver = ref()
             if deliver is None:
-                self._sources.remove(ref)
+                del self._sources[ref]
+                continue
+            if due is None or due > now:  # (a source delivers on its own interval)
+                if due is not None:
+                    next_due.append(due)
                 continue
             delay = deliver(started + pacing.FLUSH_BUDGET_MS / 1000)
+            self._sources[ref] = None if delay is None else time.monotonic() + delay / 1000
             if delay is not None:
                 next_due.append(time.monotonic() + delay / 1000)
-        deadline = time.perf_counter() + pacing.TICK_BUDGET_MS / 1000
+        deadline = started + pacing.TICK_BUDGET_MS / 1000  # (delivery included: I/O waits)
         now = time.monotonic()
         for key, due in sorted(self._jobs.items(), key=lambda item: item[1]):
             if due > now or time.perf_counter() >= deadline:

@@ -300,7 +300,7 @@ class TurnRunner(QObject):
                 # batch now. This slows the producer down, so the backlog (and the memory
                 # it holds: every frame's bytes and events) stays bounded.
                 self._emit(self._ready.popleft())
-        self.clock.poke(0 if self._ready else self._interval_ms)
+        self.clock.poke(self._deliver, 0 if self._ready else self._interval_ms)
 
     def _seal(self, *, final: bool = False) -> None:
         """Close the pending batch (its totals are the turn's so far) and start a new one;

@@ -228,7 +228,12 @@ class Turn:
             return self.reason  # "Cancelled by you after 2.1 s"
         if self.outcome is not Outcome.COMPLETED:
             return f"{head} · {self.reason}"
-        parts = [head]
+        return " · ".join([head, *self.figures()])
+
+    def figures(self) -> list[str]:
+        """The turn's figures in words: finish reason, tokens, tool calls, TTFT, tok/s,
+        malformed frames (what the status bar and an answer's footer show)."""
+        parts = []
         if self.finish_reason:
             parts.append(self.finish_reason)
         if self.output_tokens is not None:
@@ -244,7 +249,7 @@ class Turn:
             parts.append(f"{rate:.0f} tok/s")
         if self.malformed_frames:
             parts.append(f"{self.malformed_frames} malformed frames")
-        return " · ".join(parts)
+        return parts
 
     def as_delta(self) -> TurnDelta:
         """The whole turn as one delta (a saved turn is shown as a live one is), its tool
