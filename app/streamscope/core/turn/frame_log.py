@@ -223,6 +223,8 @@ class FrameLog:
                 text = "; ".join(f": {c}" if c else ":" for c in comments)
             elif not raw.strip(b"\r\n\xef\xbb\xbf \t"):
                 text = "(blank line)"
+            elif self.flags[row] & FLAG_INCOMPLETE:  # (the bytes say what it was becoming)
+                text = quote(raw.decode("utf-8", "replace").strip())
             else:
                 text = f"(no event) {quote(raw.decode('utf-8', 'replace').strip())}"
         if self.flags[row] & FLAG_INCOMPLETE:
