@@ -128,6 +128,14 @@ class AssistantCard(CardFrame):
         self.footer.setWordWrap(True)
         self.footer.setTextFormat(Qt.TextFormat.RichText)
         self.footer.hide()
+        self.redacted_label = QLabel(
+            "🔒 A secret of the request (the API key) appeared in this turn; the saved copy"
+            " and the capture mask it.",
+            self,
+        )
+        self.redacted_label.setWordWrap(True)
+        self.redacted_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.redacted_label.hide()
 
         for widget in (
             self.reasoning_toggle,
@@ -137,6 +145,7 @@ class AssistantCard(CardFrame):
             self._tools,
             self.partial_label,
             self.footer,
+            self.redacted_label,
         ):
             self.body.addWidget(widget)
 
@@ -243,6 +252,11 @@ class AssistantCard(CardFrame):
         self._jobs.append(self._render_job(final=True))
         # (what the tail has not shown yet is shown by the final rendering)
         self.clock.wake(self._layout, widget=self)
+
+    def note_redacted(self) -> None:
+        """Say that what was saved of this turn differs from what is shown: a secret in it
+        is masked there."""
+        self.redacted_label.show()
 
     def rendered_pane(self) -> TextPane:
         """The pane holding the rendered Markdown (the live tail is below it)."""

@@ -29,6 +29,7 @@ from streamscope.ui.status_panel import StatusPanel
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 
 if TYPE_CHECKING:
+    from streamscope.core.capture.files import CaptureStore
     from streamscope.core.capture.format import Capture
     from streamscope.core.net.worker import StreamWorker
     from streamscope.core.wire.dialects.base import RequestSpec
@@ -68,8 +69,10 @@ class ChatController(QObject):
         headers: Callable[[Endpoint], dict[str, str]],
         tools: Callable[[], list[ToolDefinition]],
         demo: DemoService,
+        captures: CaptureStore | None = None,
         parent: QObject | None = None,
     ) -> None:
+        """``captures``: where each live turn's capture is written as it streams."""
         super().__init__(parent)
         self.chat = chat
         self.inspector = inspector
@@ -80,6 +83,7 @@ class ChatController(QObject):
         self._tools = tools
         self.demo = demo
         self.runner = TurnRunner(None, self, worker=_stream_worker())
+        self.runner.captures = captures
         self.session = ChatSession()
         self._card: AssistantCard | None = None
         self._prepare: asyncio.Task[None] | None = None
@@ -90,6 +94,7 @@ class ChatController(QObject):
         self.runner.responseStarted.connect(self._on_runner_response_started)
         self.runner.turnProgressed.connect(self._on_runner_turn_progressed)
         self.runner.turnFinished.connect(self._on_runner_turn_finished)
+        self.runner.turnRecorded.connect(self._on_runner_turn_recorded)
 
     # -- commands ------------------------------------------------------------------------
 
@@ -274,6 +279,8 @@ class ChatController(QObject):
 
     def _on_runner_turn_started(self, start: TurnStart) -> None:
         self.inspector.begin_turn(start)
+        if self._replaying is None:
+            self.session.answer_request(start.scrubber, start.capture_id)
 
     def _on_runner_response_started(self, status: int, headers: list[tuple[str, str]]) -> None:
         self.inspector.set_response(status, headers)
@@ -298,14 +305,18 @@ class ChatController(QObject):
         self.inspector.finish_turn(turn)
         self.status.show_turn(turn, len(self.inspector.frames_model.log))
         replayed, self._replaying = self._replaying, None
-        self.last_capture = self.runner.last_capture
         if replayed is None:
-            self.session.answer_finished(turn, self.last_capture)
-            _log.info("turn finished: %s", turn.summary())
+            redacted = self.session.answer_finished(turn, self.runner.capture_id)
+            if redacted and self._card is not None:
+                self._card.note_redacted()
+            _log.info("turn finished: %s", turn.summary())  # (the log masks every secret)
         self.busyChanged.emit(False)
         self.historyChanged.emit()
         if at_bottom:
             self.chat.scroll_to_bottom()
+
+    def _on_runner_turn_recorded(self, capture: Capture) -> None:
+        self.last_capture = capture
 
     def _on_card_results_submitted(self, results: list[tuple[str, str, str]]) -> None:
         self.send_tool_results([ToolResult(id or None, name, text) for id, name, text in results])

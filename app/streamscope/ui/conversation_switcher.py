@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QDockWidget
 from streamscope.core.store.session import ChatSession
 
 if TYPE_CHECKING:
-    from streamscope.core.capture.files import CaptureStore
     from streamscope.core.store.database import Store
     from streamscope.ui.chat_controller import ChatController
     from streamscope.ui.chat_view import ChatView
@@ -48,7 +47,6 @@ class ConversationSwitcher(QObject):
         self,
         *,
         store: Store | None,
-        captures: CaptureStore | None,
         controller: ChatController,
         chat: ChatView,
         conversations: ConversationsPanel,
@@ -58,7 +56,6 @@ class ConversationSwitcher(QObject):
     ) -> None:
         super().__init__(parent)
         self._store = store
-        self._captures = captures
         self._controller = controller
         self._chat = chat
         self._conversations = conversations
@@ -76,7 +73,7 @@ class ConversationSwitcher(QObject):
         if self._store is None or self._controller.busy:
             return
         try:
-            session = ChatSession.open(self._store, self._captures, conversation_id)
+            session = ChatSession.open(self._store, conversation_id)
         except KeyError:
             self._conversations.refresh()
             return
@@ -93,7 +90,7 @@ class ConversationSwitcher(QObject):
     def open(self, session: ChatSession | None = None) -> None:
         """Show ``session`` (a new one by default) in the chat, its tools in the tools panel."""
         if session is None:
-            session = ChatSession(self._store, self._captures)
+            session = ChatSession(self._store)
         self._controller.open_session(session)
         self._tools_panel.blockSignals(True)
         self._tools_panel.set_tools(list(session.tools))

@@ -104,7 +104,7 @@ class FileActions(QObject):
         from streamscope.core.capture.bundle import write_repro_bundle
 
         capture = self._controller.last_capture
-        turn = self._controller.runner.last_turn
+        turn = self._controller.runner.last_saved_turn  # (its secrets masked)
         if capture is None or turn is None:
             self._status.show_message("No turn to export yet")
             return

@@ -142,11 +142,11 @@ class MainWindow(QMainWindow):
             headers=self.endpoint_bar.headers,
             tools=self.tools_panel.tools,
             demo=self.demo,
+            captures=captures,
             parent=self,
         )
         self.switcher = ConversationSwitcher(
             store=store,
-            captures=captures,
             controller=self.controller,
             chat=self.chat,
             conversations=self.conversations,

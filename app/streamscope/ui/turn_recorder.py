@@ -2,9 +2,9 @@
 resend).
 
 :class:`SessionTurnsRecorder` listens to a :class:`~streamscope.ui.turn_runner.TurnRunner`:
-``turnStarted`` gives what was sent, ``turnFinished`` the outcome, and the runner's
-``last_capture`` the turn's capture (recorded live by the one capture recorder, or the
-capture replayed) — nothing is recorded twice. The last :data:`MAX_TURNS` turns are kept.
+``turnStarted`` gives what was sent, ``turnRecorded`` the turn's capture (written by the one
+capture recorder, or the capture replayed) — nothing is recorded twice — and the runner the
+turn as saved (its secrets masked). The last :data:`MAX_TURNS` turns are kept.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class SessionTurnsRecorder(QObject):
         self._count = 0
         self._start: TurnStart | None = None
         runner.turnStarted.connect(self._on_runner_turn_started)
-        runner.turnFinished.connect(self._on_runner_turn_finished)
+        runner.turnRecorded.connect(self._on_runner_turn_recorded)
 
     @property
     def last(self) -> SessionTurn | None:
@@ -56,10 +56,10 @@ class SessionTurnsRecorder(QObject):
     def _on_runner_turn_started(self, start: TurnStart) -> None:
         self._start = start
 
-    def _on_runner_turn_finished(self, turn: Turn) -> None:
+    def _on_runner_turn_recorded(self, capture: Capture) -> None:
         start, self._start = self._start, None
-        capture = self._runner.last_capture
-        if start is None or capture is None:
+        turn = self._runner.last_saved_turn
+        if start is None or turn is None:
             return
         self._count += 1
         outcome = turn.outcome.value if turn.outcome is not None else "?"

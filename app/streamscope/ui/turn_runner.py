@@ -9,11 +9,15 @@ repaint per read. The runner appends everything to a pending
 synchronously, then ``turnFinished`` is emitted, so listeners always see every byte — and
 the reducer's last delta — before the outcome.
 
+Each live turn is recorded as a capture (written as it streams, into ``captures`` when the
+owner gives the profile's store); ``turnRecorded`` follows once its last line is written.
+
 Signals (coarse, few):
     turnStarted(TurnStart)        the request is about to go out
     responseStarted(int, list)    status and headers
     turnProgressed(ProgressBatch) everything that arrived since the last delivery
     turnFinished(Turn)            the outcome, after the last turnProgressed
+    turnRecorded(Capture)         the turn's capture, written (or the one replayed)
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from streamscope.core.redact import Scrubber
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.progress import Progress, ProgressEncoder
@@ -40,7 +45,9 @@ from streamscope.ui.paint_clock import PaintClock, default_clock
 if TYPE_CHECKING:
     # The network stack (httpx) and the capture store load with the first turn, not with
     # the window: importing this module must stay cheap for a fast first paint.
+    from streamscope.core.capture.files import CaptureStore
     from streamscope.core.capture.format import Capture, ReadLog
+    from streamscope.core.capture.recorder import CaptureRecorder
     from streamscope.core.net.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
     from streamscope.core.net.worker import StreamWorker
     from streamscope.core.turn.pipeline import PipelineUpdate
@@ -51,7 +58,7 @@ _log = logging.getLogger("streamscope")
 
 @dataclass(frozen=True, slots=True)
 class TurnStart:
-    """What was sent (``spec`` is unredacted: redact before showing or saving).
+    """What was sent (``spec`` is unredacted: redact before showing, scrub before saving).
 
     ``recorded``: for a replay, the capture's reads — all of them already in memory, so a
     view can index them instead of keeping a copy of what the batches bring."""
@@ -61,6 +68,10 @@ class TurnStart:
     dialect: str
     t0: float
     recorded: ReadLog | None = None
+    scrubber: Scrubber = field(default_factory=Scrubber)
+    """The request's secrets, masked in whatever is saved of the turn."""
+    capture_id: str | None = None
+    """The capture being written, when the runner has a capture store."""
 
 
 ProgressBatch = Progress
@@ -113,6 +124,7 @@ class TurnRunner(QObject):
     responseStarted = Signal(int, list)
     turnProgressed = Signal(object)
     turnFinished = Signal(object)
+    turnRecorded = Signal(object)
 
     def __init__(
         self,
@@ -141,8 +153,15 @@ class TurnRunner(QObject):
         self.clock.add_source(self._deliver)
         self.last_turn: Turn | None = None
         self.last_capture: Capture | None = None
-        """The capture of the last turn (recorded live, or the one replayed)."""
+        """The capture of the last turn (recorded live, or the one replayed), once written."""
+        self.last_saved_turn: Turn | None = None
+        """The last turn as it is saved and exported (its secrets masked)."""
+        self.captures: CaptureStore | None = None
+        """Where live turns' captures are written (``None``: kept in memory only)."""
+        self.capture_id: str | None = None
         self._capture: Capture | None = None
+        self._recorder: CaptureRecorder | None = None
+        self._recording: asyncio.Future[Capture] | None = None
         # Once the event loop runs (the window has painted), load the HTTP stack's lazy
         # parts in the background, so the first send does not import them on the UI thread.
         QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, self._warm_up))
@@ -201,9 +220,11 @@ class TurnRunner(QObject):
 
         timeouts = timeouts if timeouts is not None else StreamTimeouts()
         tls = tls if tls is not None else TLSOptions()
-        recorder = CaptureRecorder(dialect)
+        capture_id = self.captures.begin() if self.captures is not None else None
+        path = self.captures.path(capture_id) if self.captures and capture_id else None
+        recorder = CaptureRecorder(dialect, path=path)
         observer = self._prepare(dialect, (recorder, *observers))
-        self._capture = recorder.capture
+        self._recorder, self.capture_id = recorder, capture_id
         return self._own(self._run(spec, dialect, timeouts, tls, observer))
 
     async def _run(
@@ -253,7 +274,9 @@ class TurnRunner(QObject):
         self._replaying = False
         self._recorded = None
         self._capture = None
-        self.last_turn = None
+        self._recorder = None
+        self.capture_id = None
+        self.last_turn = self.last_saved_turn = None
         self.last_capture = None
         collector: TurnObserver = _Collector(self)  # type: ignore[assignment]
         if not observers:
@@ -273,24 +296,50 @@ class TurnRunner(QObject):
             self._task.cancel()
 
     async def wait(self) -> Turn | None:
-        """Wait for the current turn to end; its Turn (or ``None`` if none ran)."""
+        """Wait for the current turn to end and its capture to be written; its Turn (or
+        ``None`` if none ran)."""
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._recording is not None:
+            await asyncio.gather(self._recording, return_exceptions=True)
         return self.last_turn
 
     # -- called by the collector ------------------------------------------------------------
 
     def _on_request(self, spec: RequestSpec, body: bytes, t: float) -> None:
         self._t0 = t
-        self.turnStarted.emit(TurnStart(spec, body, self._dialect, t, self._recorded))
+        recorder = self._recorder
+        scrubber = recorder.scrubber if recorder is not None else Scrubber()
+        start = TurnStart(spec, body, self._dialect, t, self._recorded, scrubber, self.capture_id)
+        self.turnStarted.emit(start)
 
     def _on_finished(self, turn: Turn) -> None:
         self.flush()
-        self.last_capture = self._capture
         self._encoder = ProgressEncoder()  # (let go of the turn's reducer)
+        recorder = self._recorder
         self.last_turn = turn
+        self.last_saved_turn = turn.scrubbed(recorder.scrubber) if recorder else turn
         self.turnFinished.emit(turn)
+        if recorder is None:  # a replay: its capture is the one replayed
+            self._on_recorded(self._capture)
+            return
+        self._recording = asyncio.wrap_future(recorder.done)
+        self._recording.add_done_callback(self._on_recording_done)
+
+    def _on_recording_done(self, future: asyncio.Future[Capture]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            _log.error("the turn's capture could not be written: %s", future.exception())
+            self._on_recorded(None)
+            return
+        if self.captures is not None and self.capture_id is not None:
+            self.captures.complete(self.capture_id)
+        self._on_recorded(future.result())
+
+    def _on_recorded(self, capture: Capture | None) -> None:
+        self.last_capture = capture
+        if capture is not None:
+            self.turnRecorded.emit(capture)
 
     def _after_progress(self) -> None:
         if self._encoder.pending.frame_count >= pacing.MAX_BATCH_FRAMES:

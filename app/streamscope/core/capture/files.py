@@ -49,12 +49,25 @@ class CaptureStore:
 
     def save(self, capture: Capture) -> str:
         """Write ``capture``; returns its id (ids sort by creation time). Prunes after."""
-        capture_id = f"{time.time_ns():020d}-{os.urandom(3).hex()}"
-        size = write_capture(self.path(capture_id), capture)
-        if self.index is not None:
-            self.index.add_capture(capture_id, self.path(capture_id).name, size)
-        self.prune(keep=capture_id)
+        capture_id = self.begin()
+        write_capture(self.path(capture_id), capture)
+        self.complete(capture_id)
         return capture_id
+
+    def begin(self) -> str:
+        """A new capture's id (ids sort by creation time), listed in the index at once (so a
+        turn can point at it before its file is written: a crash keeps it reachable)."""
+        capture_id = f"{time.time_ns():020d}-{os.urandom(3).hex()}"
+        if self.index is not None:
+            self.index.add_capture(capture_id, self.path(capture_id).name, 0)
+        return capture_id
+
+    def complete(self, capture_id: str) -> None:
+        """The capture's file is written: record its size, prune the oldest."""
+        path = self.path(capture_id)
+        if self.index is not None and path.exists():
+            self.index.add_capture(capture_id, path.name, path.stat().st_size)
+        self.prune(keep=capture_id)
 
     def load(self, capture_id: str) -> Capture:
         return read_capture(self.path(capture_id))

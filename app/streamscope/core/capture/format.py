@@ -66,9 +66,12 @@ __all__ = [
     "CaptureResponse",
     "ReadLog",
     "dump_capture",
+    "end_line",
+    "header_line",
     "is_capture",
     "now_iso",
     "read_capture",
+    "read_line",
     "write_capture",
 ]
 
@@ -233,25 +236,39 @@ def _header_object(capture: Capture) -> dict[str, Any]:
     }
 
 
+def header_line(capture: Capture) -> bytes:
+    """The first line of a ``.sscap`` file: what identifies it, the request, the response."""
+    return orjson.dumps(_header_object(capture)) + b"\n"
+
+
+def read_line(t: float, data: bytes) -> bytes:
+    """One network read's line."""
+    return b'{"t":%r,"b64":"%s"}\n' % (t, base64.b64encode(data))
+
+
+def end_line(e: CaptureEnd) -> bytes:
+    """The last line: how the stream ended."""
+    end: dict[str, Any] = {
+        "kind": e.kind,
+        "elapsed": e.elapsed,
+        "detail": e.detail,
+        "timeout": e.timeout,
+        "outcome": e.outcome,
+        "reason": e.reason,
+    }
+    if e.body is not None:
+        end["body_b64"] = base64.b64encode(e.body).decode("ascii")
+    return orjson.dumps({"end": end}) + b"\n"
+
+
 def dump_capture(capture: Capture, fp: IO[bytes]) -> int:
     """Write ``capture`` in the ``.sscap`` format to a binary stream; returns bytes written."""
-    n = fp.write(orjson.dumps(_header_object(capture)) + b"\n")
+    n = fp.write(header_line(capture))
     b64 = base64.b64encode
     for t, data in capture.reads:
         n += fp.write(b'{"t":%r,"b64":"%s"}\n' % (t, b64(data)))
     if capture.end is not None:
-        e = capture.end
-        end: dict[str, Any] = {
-            "kind": e.kind,
-            "elapsed": e.elapsed,
-            "detail": e.detail,
-            "timeout": e.timeout,
-            "outcome": e.outcome,
-            "reason": e.reason,
-        }
-        if e.body is not None:
-            end["body_b64"] = b64(e.body).decode("ascii")
-        n += fp.write(orjson.dumps({"end": end}) + b"\n")
+        n += fp.write(end_line(capture.end))
     return n
 
 

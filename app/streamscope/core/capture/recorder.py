@@ -1,9 +1,24 @@
-"""Recording a live turn as a :class:`~streamscope.core.capture.format.Capture`: the request
-(secrets redacted), the response head, every network read with its time, and how it ended."""
+"""Recording a turn as a :class:`~streamscope.core.capture.format.Capture`: the request, the
+response head, every network read with its time, and how it ended — every value through the
+request's :class:`~streamscope.core.redact.Scrubber` (a key split across reads included).
+
+Given a ``path``, the capture is also written there as the turn goes: the header line when
+the response starts, each read as it is safe to write, the end line at the end. The writing
+(and the scrubbing) happens on a thread of its own: the caller's thread only queues the reads,
+so a long turn ends without a pause, and a turn cut short by a crash leaves its reads on disk
+(a capture with no end line replays as a broken connection). ``done`` resolves with the
+capture once the last line is written.
+"""
 
 from __future__ import annotations
 
+import queue
+import threading
+import time
+from concurrent.futures import Future
 from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
 
 from streamscope import __version__
 from streamscope.core.capture.format import (
@@ -11,18 +26,25 @@ from streamscope.core.capture.format import (
     CaptureEnd,
     CaptureRequest,
     CaptureResponse,
+    end_line,
+    header_line,
     now_iso,
+    read_line,
 )
-from streamscope.core.redact import mask_value, redact_url, scrub, secret_values
+from streamscope.core.redact import LOG_FILTER, Scrubber, StreamScrubber, mask_value, redact_url
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.wire.dialects.base import RequestSpec
 
-__all__ = ["CaptureRecorder", "end_from_turn", "redact_request"]
+__all__ = ["RELEASE_AFTER_S", "CaptureRecorder", "end_from_turn", "redact_request"]
+
+RELEASE_AFTER_S = 0.25
+"""When the stream has been quiet this long, reads held back (they might end in the start of
+a secret) are written anyway, all but that start: what arrived a second ago is on disk."""
 
 
-def redact_request(spec: RequestSpec, body: bytes) -> CaptureRequest:
+def redact_request(spec: RequestSpec, body: bytes, scrubber: Scrubber) -> CaptureRequest:
     """The request as the client sends it (its default headers included), redacted."""
     headers = {"accept-encoding": "identity", "content-type": "application/json"}
     headers.update(spec.headers)
@@ -30,65 +52,158 @@ def redact_request(spec: RequestSpec, body: bytes) -> CaptureRequest:
         spec.method,
         redact_url(spec.url),
         tuple((k, mask_value(k, v)) for k, v in headers.items()),
-        body,
+        scrubber.bytes(body),
     )
 
 
 class CaptureRecorder(TurnObserver):
-    """Records a live turn; ``capture`` is complete once ``finished`` was called."""
+    """Records a turn; see the module docstring. ``capture`` is complete once ``done`` is."""
 
-    def __init__(self, dialect: str, *, app_version: str = __version__) -> None:
+    def __init__(
+        self,
+        dialect: str,
+        *,
+        path: Path | None = None,
+        app_version: str = __version__,
+    ) -> None:
         self.capture = Capture(dialect, app_version=app_version, created=now_iso())
+        self.path = path
         self.turn: Turn | None = None
+        self.scrubber = Scrubber()
+        self.done: Future[Capture] = Future()
         self._t0 = 0.0
         self._end: StreamEnd | None = None
-        self._secrets: tuple[bytes, ...] = ()
+        self._stream: StreamScrubber = self.scrubber.stream()
+        self._queue: queue.SimpleQueue[tuple[Any, ...]] | None = None
+        self._fp: IO[bytes] | None = None
+
+    # -- the caller's thread ------------------------------------------------------------------
 
     def request_started(self, spec: RequestSpec, body: bytes, t: float) -> None:
         self._t0 = t
-        self.capture.request = redact_request(spec, body)
-        self._secrets = secret_values(spec.headers, spec.url)
+        self.scrubber = Scrubber.for_request(spec.headers, spec.url)
+        self._stream = self.scrubber.stream()
+        LOG_FILTER.learn(self.scrubber.secrets)
+        self.capture.request = redact_request(spec, body, self.scrubber)
 
     def response_started(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
-        redacted = tuple((k, mask_value(k, v)) for k, v in headers)
-        self.capture.response = CaptureResponse(status, redacted, t - self._t0)
+        masked = self.scrubber.headers(headers)
+        self.capture.response = CaptureResponse(status, masked, t - self._t0)
+        self._put("head")
 
     def read(self, data: bytes, t: float) -> None:
-        self.capture.reads.append(t - self._t0, scrub(data, self._secrets))
+        self._put("read", t - self._t0, data)
 
     def ended(self, end: StreamEnd) -> None:
         """The exact :class:`StreamEnd` (the client reports it before ``finished``): it
-        carries the error body of an HTTP error, which never reaches ``read``. A server
-        that echoes the key into its body gets it masked here. Without it the end is
-        recovered from the Turn (:func:`end_from_turn`)."""
-        self._end = replace(end, body=scrub(end.body, self._secrets))
+        carries the error body of an HTTP error, which never reaches ``read``."""
+        self._end = end
 
     def finished(self, turn: Turn) -> None:
         self.turn = turn
+        scrub = self.scrubber
         end = self._end
         if end is None:
-            self.capture.end = end_from_turn(turn)
+            self.capture.end = end_from_turn(turn, scrub)
+        else:
+            outcome = turn.outcome.value if turn.outcome is not None else None
+            body = scrub.bytes(end.body) if end.kind in ("http_error", "not_a_stream") else None
+            self.capture.end = CaptureEnd(
+                end.kind,
+                end.elapsed,
+                scrub.text(end.detail),
+                end.timeout,
+                body,
+                outcome,
+                scrub.text(turn.reason),
+            )
+        self._put("end")
+
+    def _put(self, *item: Any) -> None:
+        if self.path is None:  # nothing to write: record here, at once
+            self._handle(item)
             return
-        outcome = turn.outcome.value if turn.outcome is not None else None
-        body = end.body if end.kind in ("http_error", "not_a_stream") else None
-        self.capture.end = CaptureEnd(
-            end.kind, end.elapsed, end.detail, end.timeout, body, outcome, turn.reason
-        )
+        if self._queue is None:
+            self._queue = queue.SimpleQueue()
+            threading.Thread(target=self._write, name="capture-writer", daemon=True).start()
+        self._queue.put(item)
+
+    # -- the writer's thread (or the caller's, without a path) ----------------------------------
+
+    def _write(self) -> None:
+        assert self._queue is not None and self.path is not None
+        quiet_since = time.monotonic()
+        try:
+            while True:
+                try:
+                    item = self._queue.get(timeout=RELEASE_AFTER_S)
+                except queue.Empty:
+                    if self._stream.held and time.monotonic() - quiet_since >= RELEASE_AFTER_S:
+                        self._keep(self._stream.release())
+                        self._flush()
+                    continue
+                if self._handle(item):
+                    return
+                quiet_since = time.monotonic()
+                if self._queue.empty():
+                    self._flush()
+        except BaseException as exc:  # a full disk: the turn itself goes on
+            self._close()
+            if not self.done.done():
+                self.done.set_exception(exc)
+
+    def _handle(self, item: tuple[Any, ...]) -> bool:
+        """Record one item; whether it was the last."""
+        kind = item[0]
+        if kind == "head":
+            self._open()
+        elif kind == "read":
+            self._keep(self._stream.feed(item[1], item[2]))
+        elif kind == "end":
+            self._open()
+            self._keep(self._stream.close())
+            end = self.capture.end
+            if self._fp is not None and end is not None:
+                self._fp.write(end_line(end))
+            self._close()
+            self.done.set_result(self.capture)
+            return True
+        return False
+
+    def _open(self) -> None:
+        if self._fp is None and self.path is not None:
+            self._fp = open(self.path, "wb")  # noqa: SIM115 - closed by _close()
+            self._fp.write(header_line(self.capture))
+
+    def _keep(self, reads: list[tuple[float, bytes]]) -> None:
+        append = self.capture.reads.append
+        fp = self._fp
+        for t, data in reads:
+            append(t, data)
+            if fp is not None:
+                fp.write(read_line(t, data))
+
+    def _flush(self) -> None:
+        if self._fp is not None:
+            self._fp.flush()  # (into the OS: a killed app loses nothing written)
+
+    def _close(self) -> None:
+        fp, self._fp = self._fp, None
+        if fp is not None:
+            fp.close()
 
 
-def end_from_turn(turn: Turn) -> CaptureEnd:
+def end_from_turn(turn: Turn, scrubber: Scrubber | None = None) -> CaptureEnd:
     """How the stream ended, when the transport could not say (the stream worker died, or a
     cancel was not answered): cancelled, or broken — with the turn's outcome and reason."""
     t = turn.timings
     elapsed = t.end - t.request_sent if t.end is not None and t.request_sent is not None else None
     cancelled = turn.outcome is Outcome.CANCELLED
     outcome = turn.outcome.value if turn.outcome is not None else None
-    return CaptureEnd(
-        "cancelled" if cancelled else "broken",
-        elapsed,
-        "" if cancelled else turn.reason,
-        None,
-        None,
-        outcome,
-        turn.reason,
+    reason = scrubber.text(turn.reason) if scrubber is not None else turn.reason
+    return replace(
+        CaptureEnd("cancelled" if cancelled else "broken", elapsed),
+        detail="" if cancelled else reason,
+        outcome=outcome,
+        reason=reason,
     )

@@ -221,7 +221,8 @@ class Store(MessageRows):
     def add_capture(self, capture_id: str, path: str, size: int) -> None:
         with self._tx() as db:
             db.execute(
-                "INSERT OR REPLACE INTO captures (id, size, path, created) VALUES (?, ?, ?, ?)",
+                "INSERT INTO captures (id, size, path, created) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (id) DO UPDATE SET size = excluded.size, path = excluded.path",
                 (capture_id, size, path, self._clock()),
             )
 

@@ -82,6 +82,13 @@ class MessageRows(StoreConnection):
             )
         return msg_id
 
+    def link_capture(self, message_id: int, capture_id: str) -> None:
+        """The turn's capture (from when its request starts: a crash keeps the link)."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE turns SET capture_id = ? WHERE message_id = ?", (capture_id, message_id)
+            )
+
     def update_assistant_partial(
         self,
         message_id: int,

@@ -1,30 +1,45 @@
 """One conversation as the window runs it: the in-memory history and what is saved of it.
 
 ``ChatSession`` writes to the :class:`~streamscope.core.store.database.Store` at the moments that
-make a crash cheap: the user message when it is sent; the assistant's partial text at most
-``save_interval`` seconds apart while it streams (so a crash or ``kill -9`` loses at most
-that much) and once more at the end, with the turn's outcome and its capture. Without a
-store it is just the history.
+make a crash cheap: the user message when it is sent; the assistant's partial answer on a save
+clock — whatever arrived is on disk at most ``save_interval`` seconds later, whether or not
+more arrives (a stream that goes silent is saved too) — and once more at the end, with the
+turn's outcome and the id of its capture (linked when the request starts, so a crash keeps
+it). Everything saved passes the request's :class:`~streamscope.core.redact.Scrubber`: the
+history in memory keeps the answer as it came, the database a copy with its secrets masked.
+Without a store it is just the history.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Any
 
+from streamscope.core.redact import Scrubber
 from streamscope.core.store.database import Store
 from streamscope.core.store.history import ChatHistory, ToolResult
 from streamscope.core.store.records import StoredMessage, to_chat_history
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
 from streamscope.core.wire.conversation import ToolDefinition
 
-if TYPE_CHECKING:  # captures load with the first turn, not with the window
-    from streamscope.core.capture.files import CaptureStore
-    from streamscope.core.capture.format import Capture
+__all__ = ["SAVE_INTERVAL", "ChatSession", "SavedAnswer", "Schedule"]
 
-__all__ = ["ChatSession", "SavedAnswer"]
+SAVE_INTERVAL = 0.5
+"""What arrived is saved at most this many seconds later (a crash loses at most that)."""
+
+Schedule = Callable[[float, Callable[[], None]], Any]
+"""``schedule(delay, callback)``: call ``callback`` ``delay`` seconds from now (by default on
+the running asyncio loop)."""
+
+
+def _call_later(delay: float, callback: Callable[[], None]) -> Any:
+    try:
+        return asyncio.get_running_loop().call_later(delay, callback)
+    except RuntimeError:  # no loop (a script): the next delta or the end saves
+        return None
 
 
 @dataclass(slots=True)
@@ -37,21 +52,24 @@ class SavedAnswer:
     reasoning_channel: str | None = None
     tool_calls: tuple[ToolCallState, ...] = ()
     saved_at: float = 0.0
+    scrubber: Scrubber = field(default_factory=Scrubber)
+    dirty: bool = False  # something arrived since the last save
+    timer: Any = None  # the pending save, if any
 
 
 class ChatSession:
     def __init__(
         self,
         store: Store | None = None,
-        captures: CaptureStore | None = None,
         *,
-        save_interval: float = 0.5,
+        save_interval: float = SAVE_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
+        schedule: Schedule = _call_later,
     ) -> None:
         self.store = store
-        self.captures = captures
         self.save_interval = save_interval
         self._clock = clock
+        self._schedule = schedule
         self.history = ChatHistory()
         self.conversation_id: int | None = None
         self.title = ""
@@ -63,10 +81,10 @@ class ChatSession:
 
     @classmethod
     def open(
-        cls, store: Store, captures: CaptureStore | None, conversation_id: int, limit: int = 200
+        cls, store: Store, conversation_id: int, limit: int = 200
     ) -> ChatSession:
         """A saved conversation (its latest ``limit`` messages; ``has_more`` if older)."""
-        session = cls(store, captures)
+        session = cls(store)
         stored = store.load_conversation(conversation_id, limit=limit)
         session.conversation_id = conversation_id
         session.title = stored.summary.title
@@ -122,7 +140,9 @@ class ChatSession:
 
     # -- the answer ----------------------------------------------------------------------
 
-    def answer_started(self, *, alternative: bool) -> None:
+    def answer_started(self, *, alternative: bool, scrubber: Scrubber | None = None) -> None:
+        """An answer starts streaming (``scrubber``: the request's secrets, masked in what
+        is saved)."""
         message_id = None
         if self.store is not None and self.conversation_id is not None:
             previous = self._answer_ids[-1][-1] if alternative and self._answer_ids else None
@@ -133,11 +153,24 @@ class ChatSession:
                 self._answer_ids[-1].append(message_id)
             else:
                 self._answer_ids.append([message_id])
-        self._answer = SavedAnswer(message_id, [], [], saved_at=self._clock())
+        self._answer = SavedAnswer(
+            message_id, [], [], saved_at=self._clock(), scrubber=scrubber or Scrubber()
+        )
+
+    def answer_request(self, scrubber: Scrubber, capture_id: str | None) -> None:
+        """The request went out: its secrets (masked in what is saved) and its capture (the
+        turn points at it from now on: a crash keeps the bytes received)."""
+        answer = self._answer
+        if answer is None:
+            return
+        answer.scrubber = scrubber
+        if capture_id is not None and self.store is not None and answer.message_id is not None:
+            self.store.link_capture(answer.message_id, capture_id)
 
     def answer_progressed(self, delta: TurnDelta) -> bool:
-        """Keep what the reducer says changed; save it if the last save is
-        ``save_interval`` old. Returns whether it saved."""
+        """Keep what the reducer says changed; save it now if the last save is
+        ``save_interval`` old, else at that time (whether or not more arrives). Returns
+        whether it saved now."""
         answer = self._answer
         if answer is None:
             return False
@@ -147,37 +180,51 @@ class ChatSession:
             answer.reasoning.append(delta.reasoning)
         answer.reasoning_channel = delta.reasoning_channel
         if delta.tool_calls:
-            calls = apply_tool_calls(list(answer.tool_calls), delta.tool_calls)
-            answer.tool_calls = tuple(calls)
-        now = self._clock()
+            answer.tool_calls = tuple(apply_tool_calls(list(answer.tool_calls), delta.tool_calls))
+        answer.dirty = True
         if self.store is None or answer.message_id is None:
             return False
-        if now - answer.saved_at < self.save_interval:
-            return False
-        answer.saved_at = now
+        wait = answer.saved_at + self.save_interval - self._clock()
+        if wait <= 0:
+            self._save(answer)
+            return True
+        if answer.timer is None:
+            answer.timer = self._schedule(wait, self._on_save_due)
+        return False
+
+    def _on_save_due(self) -> None:
+        answer = self._answer
+        if answer is not None:
+            answer.timer = None
+            if answer.dirty:
+                self._save(answer)
+
+    def _save(self, answer: SavedAnswer) -> None:
+        assert self.store is not None and answer.message_id is not None
+        scrub = answer.scrubber
+        answer.saved_at = self._clock()
+        answer.dirty = False
         self.store.update_assistant_partial(
             answer.message_id,
-            "".join(answer.text),
-            "".join(answer.reasoning),
-            answer.tool_calls,
+            scrub.text("".join(answer.text)),
+            scrub.text("".join(answer.reasoning)),
+            [c.scrubbed(scrub) for c in answer.tool_calls],
             answer.reasoning_channel,
         )
-        return True
 
-    def answer_finished(self, turn: Turn, capture: Capture | None = None) -> str | None:
-        """Record the finished turn (any outcome); returns the capture id if one was saved."""
+    def answer_finished(self, turn: Turn, capture_id: str | None = None) -> bool:
+        """Record the finished turn (any outcome) with its capture's id; returns whether the
+        saved copy differs from the turn (a secret was masked in it)."""
         self.history.add_answer(turn)
         answer, self._answer = self._answer, None
-        if self.store is None or answer is None or answer.message_id is None:
-            return None
-        capture_id = None
-        if capture is not None and self.captures is not None:
-            try:
-                capture_id = self.captures.save(capture)
-            except OSError:
-                capture_id = None  # a full disk must not lose the answer's text
-        self.store.finish_assistant_message(answer.message_id, turn, capture_id)
-        return capture_id
+        if answer is None:
+            return False
+        if answer.timer is not None and hasattr(answer.timer, "cancel"):
+            answer.timer.cancel()
+        saved = turn.scrubbed(answer.scrubber)
+        if self.store is not None and answer.message_id is not None:
+            self.store.finish_assistant_message(answer.message_id, saved, capture_id)
+        return saved != turn
 
     def choose(self, index: int) -> Turn:
         turn = self.history.choose(index)

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import jiter
 import orjson
 
+from streamscope.core.redact import Scrubber
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.events import ServerError
 
@@ -88,6 +89,20 @@ class ToolCallState:
     def arguments_parse(self) -> bool:
         """Whether the arguments are valid JSON."""
         return bool(self.parses)
+
+    def scrubbed(self, scrubber: Scrubber) -> ToolCallState:
+        """This call with the scrubber's secrets masked (for what is saved)."""
+        if not scrubber:
+            return self
+        text = scrubber.text
+        return replace(
+            self,
+            id=text(self.id) if self.id is not None else None,
+            name=text(self.name) if self.name is not None else None,
+            arguments=text(self.arguments),
+            fragments=tuple(Fragment(f.t, text(f.text), f.frame) for f in self.fragments),
+            partial=scrubber.value(self.partial),
+        )
 
 
 def apply_tool_calls(
@@ -250,6 +265,38 @@ class Turn:
         if self.malformed_frames:
             parts.append(f"{self.malformed_frames} malformed frames")
         return parts
+
+    def scrubbed(self, scrubber: Scrubber) -> Turn:
+        """This turn with the scrubber's secrets masked in every text it holds (what is
+        saved or exported; the turn itself stays as it came)."""
+        if not scrubber:
+            return self
+        text = scrubber.text
+        error = self.server_error
+        return replace(
+            self,
+            text=text(self.text),
+            reasoning=text(self.reasoning),
+            reasoning_signature=(
+                text(self.reasoning_signature) if self.reasoning_signature is not None else None
+            ),
+            tool_calls=tuple(c.scrubbed(scrubber) for c in self.tool_calls),
+            finish_reason=text(self.finish_reason) if self.finish_reason is not None else None,
+            usage=scrubber.value(self.usage),
+            message_id=text(self.message_id) if self.message_id is not None else None,
+            model=text(self.model) if self.model is not None else None,
+            warnings=tuple(text(w) for w in self.warnings),
+            server_error=(
+                ServerError(
+                    text(error.message),
+                    text(error.code) if error.code is not None else None,
+                    scrubber.value(error.raw),
+                )
+                if error is not None
+                else None
+            ),
+            reason=text(self.reason),
+        )
 
     def as_delta(self) -> TurnDelta:
         """The whole turn as one delta (a saved turn is shown as a live one is), its tool
