@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from streamscope.core.net.client import StreamClient, StreamTimeouts, TurnObserver
+from streamscope.core.redact import Scrubber
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.turn.pipeline import ParsedFrame, PipelineUpdate, StreamPipeline, turn_to_json
@@ -184,7 +185,10 @@ def _send(args: argparse.Namespace) -> int:
         asyncio.run(main())
     if printer.turn is None:  # interrupted before the client started
         printer.turn = StreamPipeline(args.dialect).close(StreamEnd("cancelled", elapsed=0.0), 0)
-    return _report(printer.turn, as_json=args.json, streamed_text=not args.raw)
+    # What is printed at the end may be kept (scripts save it): the key is masked in it even
+    # where the server echoed it (the streamed text went out live, as the window shows it).
+    scrubbed = printer.turn.scrubbed(Scrubber.for_request(spec.headers, spec.url))
+    return _report(scrubbed, as_json=args.json, streamed_text=not args.raw)
 
 
 # -- replay -------------------------------------------------------------------------------

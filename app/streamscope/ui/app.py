@@ -123,6 +123,7 @@ def setup_logging() -> None:
     from logging.handlers import RotatingFileHandler
 
     from streamscope.core import paths
+    from streamscope.core.redact import LOG_FILTER
 
     folder = paths.log_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -130,6 +131,7 @@ def setup_logging() -> None:
         folder / "streamscope.log", maxBytes=1 << 20, backupCount=3, encoding="utf-8"
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(LOG_FILTER)  # every request's secrets are masked in what is logged
     root = logging.getLogger("streamscope")
     root.setLevel(logging.INFO)
     root.addHandler(handler)

@@ -1,0 +1,142 @@
+"""The capture recorder: written as the turn goes, off the caller's thread, every value
+through the request's scrubber."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+
+from streamscope.core.capture.format import dump_capture, read_capture
+from streamscope.core.capture.recorder import RELEASE_AFTER_S, CaptureRecorder, end_from_turn
+from streamscope.core.redact import Scrubber
+from streamscope.core.turn.model import Timings, Turn
+from streamscope.core.turn.outcome import Outcome, StreamEnd
+from streamscope.core.wire.dialects.base import RequestSpec
+
+KEY = "sk-recorder-CANARY-99"
+STARS = "*" * len(KEY)
+
+
+def _spec() -> RequestSpec:
+    return RequestSpec(
+        "POST",
+        "http://127.0.0.1:9/v1/chat/completions?key=querykey-123",
+        {"Authorization": f"Bearer {KEY}", "X-Trace": "t"},
+        {"model": "m"},
+    )
+
+
+def _wait_for(predicate: object, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < deadline:  # type: ignore[operator]
+        time.sleep(0.01)
+
+
+def test_reads_reach_the_file_as_they_arrive(tmp_path: Path) -> None:
+    path = tmp_path / "turn.sscap"
+    rec = CaptureRecorder("openai", path=path)
+    rec.request_started(_spec(), b'{"model":"m","echo":"' + KEY.encode() + b'"}', 10.0)
+    rec.response_started(200, [("content-type", "text/event-stream"), ("x-echo", KEY)], 10.1)
+    rec.read(b"data: one\n\n", 10.2)
+    rec.read(b"data: two\n\n", 10.3)
+    _wait_for(lambda: path.exists() and path.read_bytes().count(b"\n") >= 3)
+    early = read_capture(path)  # no end line yet: what a crash would leave
+    assert [d for _t, d in early.reads] == [b"data: one\n\n", b"data: two\n\n"]
+    assert [round(t, 3) for t, _d in early.reads] == [0.2, 0.3]
+    assert early.end is None
+    assert early.response is not None and ("x-echo", STARS) in early.response.headers
+    assert early.request is not None
+    assert dict(early.request.headers)["Authorization"] == "Bearer ***"
+    assert "key=***" in early.request.url
+    assert KEY.encode() not in early.request.body and STARS.encode() in early.request.body
+    turn = Turn(text="onetwo", outcome=Outcome.COMPLETED, reason="[DONE] received")
+    rec.ended(StreamEnd("eof", elapsed=0.4))
+    rec.finished(turn)
+    capture = rec.done.result(5)
+    out = io.BytesIO()
+    dump_capture(capture, out)
+    assert path.read_bytes() == out.getvalue()  # the file is the capture, line for line
+    assert capture.end is not None
+    assert (capture.end.kind, capture.end.outcome, capture.end.reason) == (
+        "eof", "completed", "[DONE] received",
+    )  # fmt: skip
+
+
+def test_a_key_split_across_reads_is_masked_in_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "turn.sscap"
+    rec = CaptureRecorder("openai", path=path)
+    rec.request_started(_spec(), b"{}", 0.0)
+    rec.response_started(200, [], 0.01)
+    body = f'data: {{"text":"{KEY}"}}\n\n'.encode()
+    cut = body.index(KEY.encode()) + 7
+    rec.read(body[:cut], 0.1)
+    rec.read(body[cut:], 0.2)
+    rec.finished(Turn(outcome=Outcome.COMPLETED))
+    capture = rec.done.result(5)
+    assert [len(d) for _t, d in capture.reads] == [cut, len(body) - cut]  # boundaries kept
+    assert capture.reads.body() == body.replace(KEY.encode(), STARS.encode())
+    assert KEY.encode() not in path.read_bytes()
+
+
+def test_held_reads_are_written_when_the_stream_goes_quiet(tmp_path: Path) -> None:
+    path = tmp_path / "turn.sscap"
+    rec = CaptureRecorder("openai", path=path)
+    rec.request_started(_spec(), b"{}", 0.0)
+    rec.response_started(200, [], 0.01)
+    rec.read(b"data: quiet before sk-rec", 0.1)  # ends with what may begin the key
+    _wait_for(lambda: path.exists() and b'"b64"' in path.read_bytes(), RELEASE_AFTER_S * 8)
+    assert read_capture(path).reads.body() == b"data: quiet before "
+    rec.finished(Turn(outcome=Outcome.TRUNCATED))
+    assert rec.done.result(5).reads.body() == b"data: quiet before sk-rec"
+
+
+def test_an_error_body_and_the_reason_are_scrubbed() -> None:
+    rec = CaptureRecorder("openai")
+    rec.request_started(_spec(), b"{}", 0.0)
+    rec.response_started(401, [("content-type", "application/json")], 0.01)
+    body = f'{{"error":{{"message":"bad key {KEY}"}}}}'.encode()
+    rec.ended(StreamEnd("http_error", elapsed=0.1, status=401, body=body, detail=f"d {KEY}"))
+    rec.finished(Turn(outcome=Outcome.ERROR, reason=f"401 invalid · bad key {KEY}"))
+    capture = rec.done.result(5)
+    assert capture.end is not None
+    assert capture.end.body == body.replace(KEY.encode(), STARS.encode())
+    assert (capture.end.detail, capture.end.reason) == (
+        f"d {STARS}",
+        f"401 invalid · bad key {STARS}",
+    )
+    assert capture.end.kind == "http_error"
+
+
+def test_a_turn_the_transport_could_not_end_keeps_its_reason_scrubbed() -> None:
+    rec = CaptureRecorder("openai")
+    rec.request_started(_spec(), b"{}", 0.0)
+    lost = Turn(
+        outcome=Outcome.ERROR,
+        reason=f"stream worker error: {KEY}",
+        timings=Timings(request_sent=1.0, end=3.5),
+    )
+    rec.finished(lost)
+    end = rec.done.result(5).end
+    assert end is not None
+    assert (end.kind, end.elapsed, end.detail, end.outcome) == (
+        "broken", 2.5, f"stream worker error: {STARS}", "error",
+    )  # fmt: skip
+    cancelled = end_from_turn(
+        Turn(outcome=Outcome.CANCELLED, reason="Cancelled by you"), Scrubber()
+    )
+    assert (cancelled.kind, cancelled.detail, cancelled.reason) == (
+        "cancelled", "", "Cancelled by you",
+    )  # fmt: skip
+
+
+def test_a_file_that_cannot_be_written_fails_the_recording_not_the_turn(tmp_path: Path) -> None:
+    rec = CaptureRecorder("openai", path=tmp_path / "missing-dir" / "turn.sscap")
+    rec.request_started(_spec(), b"{}", 0.0)
+    rec.response_started(200, [], 0.01)
+    rec.read(b"data: x\n\n", 0.1)
+    rec.finished(Turn(outcome=Outcome.COMPLETED))
+    with pytest.raises(OSError):
+        rec.done.result(5)

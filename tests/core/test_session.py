@@ -1,0 +1,223 @@
+"""The session's save clock and what it saves: a fake clock, a fake scheduler, a real SQLite
+store — every value pinned."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from streamscope.core.redact import Scrubber
+from streamscope.core.store.database import Store
+from streamscope.core.store.records import StoredMessage
+from streamscope.core.store.session import SAVE_INTERVAL, ChatSession
+from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta
+from streamscope.core.turn.outcome import Outcome
+
+KEY = "sk-session-SECRET-42"
+
+
+class Timers:
+    """A fake clock and scheduler: ``advance(s)`` moves time and fires what is due."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.pending: list[tuple[float, Callable[[], None]]] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def schedule(self, delay: float, callback: Callable[[], None]) -> object:
+        entry = (self.now + delay, callback)
+        self.pending.append(entry)
+        return _Handle(self, entry)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        due = [e for e in self.pending if e[0] <= self.now]
+        self.pending = [e for e in self.pending if e[0] > self.now]
+        for _at, callback in due:
+            callback()
+
+
+class _Handle:
+    def __init__(self, timers: Timers, entry: tuple[float, Callable[[], None]]) -> None:
+        self.timers, self.entry = timers, entry
+
+    def cancel(self) -> None:
+        if self.entry in self.timers.pending:
+            self.timers.pending.remove(self.entry)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(tmp_path / "s.db") as db:
+        yield db
+
+
+def _session(store: Store, timers: Timers, interval: float = SAVE_INTERVAL) -> ChatSession:
+    session = ChatSession(
+        store, save_interval=interval, clock=timers.clock, schedule=timers.schedule
+    )
+    session.user_sent("hello", endpoint_name="e", model="m")
+    return session
+
+
+def _answer(store: Store, session: ChatSession) -> StoredMessage:
+    return store.load_conversation(session.conversation_id or 0).messages[-1]
+
+
+def test_the_save_interval_is_half_a_second() -> None:
+    assert SAVE_INTERVAL == 0.5
+
+
+def test_a_stream_that_goes_silent_is_saved_by_the_clock(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    timers.advance(0.6)
+    assert session.answer_progressed(TurnDelta(text="a")) is True  # the last save is old: now
+    assert _answer(store, session).text == "a"
+    for i in range(35):  # a burst within the interval, then silence
+        timers.advance(0.001)
+        assert session.answer_progressed(TurnDelta(text=str(i % 10))) is False
+    assert _answer(store, session).text == "a"
+    assert len(timers.pending) == 1  # one save scheduled, not one per delta
+    assert timers.pending[0][0] == pytest.approx(100.6 + SAVE_INTERVAL)
+    timers.advance(0.5)  # nothing more arrives: the clock saves it anyway
+    assert _answer(store, session).text == "a" + "".join(str(i % 10) for i in range(35))
+    assert timers.pending == []
+
+
+def test_nothing_new_nothing_saved(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    session.answer_progressed(TurnDelta(text="x"))
+    saved: list[str] = []
+    original = store.update_assistant_partial
+    store.update_assistant_partial = lambda *a, **k: saved.append(a[1]) or original(*a, **k)  # type: ignore[method-assign]
+    timers.advance(1.0)
+    assert saved == ["x"]
+    timers.advance(5.0)
+    assert saved == ["x"]  # no timer left behind, no empty saves
+
+
+def test_reasoning_tool_calls_and_channel_are_saved_partially(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    call = ToolCallState(0, "call_1", "get_weather", '{"city":', position=0)
+    timers.advance(1.0)
+    session.answer_progressed(
+        TurnDelta(text="t", reasoning="r1", reasoning_channel="thinking", tool_calls=(call,))
+    )
+    answer = _answer(store, session)
+    assert (answer.text, answer.reasoning, answer.reasoning_channel) == ("t", "r1", "thinking")
+    assert [(c.id, c.name, c.arguments) for c in answer.tool_calls] == [
+        ("call_1", "get_weather", '{"city":')
+    ]
+    assert answer.turn is not None and answer.turn.status == "streaming"
+
+
+def test_what_is_saved_is_scrubbed_and_the_history_is_not(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    session.answer_request(Scrubber([KEY]), None)
+    timers.advance(1.0)
+    call = ToolCallState(0, "c", "f", f'{{"k":"{KEY}"}}', position=0)
+    session.answer_progressed(
+        TurnDelta(text=f"key {KEY[:5]}", reasoning=f"r {KEY}", tool_calls=(call,))
+    )
+    session.answer_progressed(TurnDelta(text=KEY[5:]))  # split across deltas
+    timers.advance(1.0)
+    stars = "*" * len(KEY)
+    saved = _answer(store, session)
+    assert (saved.text, saved.reasoning) == (f"key {stars}", f"r {stars}")
+    assert saved.tool_calls[0].arguments == f'{{"k":"{stars}"}}'
+    turn = Turn(
+        text=f"key {KEY}",
+        reasoning=f"r {KEY}",
+        tool_calls=(call,),
+        outcome=Outcome.ERROR,
+        reason=f"in-stream error: bad key {KEY}",
+        warnings=(f"w {KEY}",),
+    )
+    assert session.answer_finished(turn) is True  # the saved copy was redacted
+    saved = _answer(store, session)
+    assert saved.text == f"key {stars}"
+    assert saved.turn is not None and saved.turn.reason == f"in-stream error: bad key {stars}"
+    assert saved.turn.warnings == (f"w {stars}",)
+    answers = [p for kind, p in session.history.entries() if kind == "answers"]
+    assert answers[0][0][0].text == f"key {KEY}"  # (memory keeps what came: the context)
+
+
+def test_a_turn_without_secrets_is_saved_as_is(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    session.answer_request(Scrubber([KEY]), None)
+    assert session.answer_finished(Turn(text="fine", outcome=Outcome.COMPLETED)) is False
+    assert _answer(store, session).text == "fine"
+
+
+def test_the_capture_is_linked_when_the_request_starts(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    store.add_capture("cap-1", "cap-1.sscap", 0)
+    session.answer_request(Scrubber(), "cap-1")
+    answer = _answer(store, session)
+    assert answer.turn is not None and answer.turn.capture_id == "cap-1"  # before the end
+    assert store.recover_interrupted() == [answer.id]  # (a crash now)
+    answer = _answer(store, session)
+    assert answer.turn is not None and answer.turn.capture_id == "cap-1"
+
+
+def test_the_end_cancels_the_pending_save_and_saves_all(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    timers.advance(1.0)
+    session.answer_progressed(TurnDelta(text="a"))
+    session.answer_progressed(TurnDelta(text="b"))
+    assert len(timers.pending) == 1
+    store.add_capture("cap-2", "cap-2.sscap", 10)
+    session.answer_finished(Turn(text="ab", outcome=Outcome.TRUNCATED, reason="r"), "cap-2")
+    assert timers.pending == []
+    answer = _answer(store, session)
+    assert answer.text == "ab"
+    assert answer.turn is not None
+    assert (answer.turn.status, answer.turn.outcome, answer.turn.capture_id) == (
+        "done", Outcome.TRUNCATED, "cap-2",
+    )  # fmt: skip
+    timers.advance(1.0)  # a late timer, had it fired, would find no answer
+    assert _answer(store, session).text == "ab"
+
+
+def test_regenerated_answers_are_alternatives_and_the_last_is_chosen(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    for text in ("first", "second"):
+        session.answer_started(alternative=text == "second")
+        session.answer_finished(Turn(text=text, outcome=Outcome.COMPLETED))
+    messages = store.load_conversation(session.conversation_id or 0).messages
+    first, second = messages[-2], messages[-1]
+    assert first.turn is not None and second.turn is not None
+    assert first.turn.alt_group == second.turn.alt_group == first.id
+    assert (first.turn.chosen, second.turn.chosen) == (False, True)
+    session.choose(0)
+    messages = store.load_conversation(session.conversation_id or 0).messages
+    assert [m.turn.chosen for m in messages[-2:] if m.turn] == [True, False]
+
+
+def test_without_a_store_nothing_is_scheduled() -> None:
+    timers = Timers()
+    session = ChatSession(None, clock=timers.clock, schedule=timers.schedule)
+    session.user_sent("hi", endpoint_name="e", model="m")
+    session.answer_started(alternative=False)
+    assert session.answer_progressed(TurnDelta(text="x")) is False
+    assert timers.pending == []
+    assert session.answer_finished(Turn(text="x", outcome=Outcome.COMPLETED)) is False
