@@ -1,0 +1,189 @@
+"""`streamscope replay` and the window's capture readers against damaged and hostile files:
+malformed captures, bundles that are zip bombs or no bundles, bodies that are no streams.
+Each damage gets one line naming what is wrong and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from streamscope.core.capture.format import (
+    CaptureError,
+    read_capture,
+)
+from support.hostile import (
+    CAPTURE_HEADER,
+    replay,
+    sample_capture,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+DIALECTS = ["auto", "openai", "anthropic", "gemini", "responses", "ollama"]
+
+
+def _usage_error(path: Path, message: str) -> None:
+    """``replay PATH`` exits 2 with exactly ``PATH: message`` on one line of stderr."""
+    code, out, err = replay([str(path), "--json"])
+    assert (code, out) == (2, "")
+    assert err == f"streamscope replay: error: {path}: {message}\n"
+
+
+# -- malformed captures --------------------------------------------------------------------
+
+
+def _lines() -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in sample_capture().splitlines()]
+
+
+def _write(path: Path, lines: list[Any]) -> Path:
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
+def _set(line: int, key_path: str, value: Any) -> Callable[[list[Any]], None]:
+    """Set (or, with ``...``, delete) the field at ``a.b.c`` of line ``line`` (1-based)."""
+
+    def edit(lines: list[Any]) -> None:
+        *parents, last = key_path.split(".")
+        obj = lines[line - 1]
+        for key in parents:
+            obj = obj[key]
+        if value is ...:
+            del obj[last]
+        else:
+            obj[last] = value
+
+    return edit
+
+
+MALFORMED = [
+    (_set(1, "response.status", ...), "line 1: response.status: missing"),
+    (
+        _set(1, "response.status", "200x"),
+        'line 1: response.status: expected an integer, got "200x"',
+    ),
+    (_set(1, "response.status", [200]), "line 1: response.status: expected an integer, got [200]"),
+    (_set(1, "response.status", True), "line 1: response.status: expected an integer, got true"),
+    (_set(1, "response.status", None), "line 1: response.status: expected an integer, got null"),
+    (
+        _set(1, "response.status", 99999),
+        "line 1: response.status: expected an HTTP status (100 to 999), got 99999",
+    ),
+    (
+        _set(1, "response.headers", 5),
+        "line 1: response.headers: expected a list of [name, value] pairs, got 5",
+    ),
+    (
+        _set(1, "response.headers", [["content-type"]]),
+        "line 1: response.headers[0]: expected a [name, value] pair of strings, "
+        'got ["content-type"]',
+    ),
+    (
+        _set(1, "request.headers", [["x-n", 1]]),
+        'line 1: request.headers[0]: expected a [name, value] pair of strings, got ["x-n",1]',
+    ),
+    (_set(1, "response.t", "0.01"), 'line 1: response.t: expected a number, got "0.01"'),
+    (_set(1, "response", "200"), 'line 1: response: expected an object, got "200"'),
+    (_set(1, "request", [1]), "line 1: request: expected an object, got [1]"),
+    (_set(1, "request.method", 7), "line 1: request.method: expected a string, got 7"),
+    (_set(1, "request.url", {}), "line 1: request.url: expected a string, got {}"),
+    (_set(1, "request.body_b64", 5), "line 1: request.body_b64: expected a string, got 5"),
+    (
+        _set(1, "request.body_b64", "!!"),
+        "line 1: request.body_b64: not valid base64 (Only base64 data is allowed)",
+    ),
+    (_set(1, "version", ...), "line 1: version: missing"),
+    (_set(1, "version", "1"), 'line 1: version: expected an integer, got "1"'),
+    (_set(1, "version", 0), "line 1: version: expected a positive integer, got 0"),
+    (
+        _set(1, "version", 2),
+        "line 1: version: capture format version 2 is not supported (this app reads version 1)",
+    ),
+    (_set(1, "dialect", 5), "line 1: dialect: expected a string, got 5"),
+    (
+        _set(1, "dialect", "klingon"),
+        'line 1: dialect: unknown dialect "klingon" (known: openai, anthropic, gemini, '
+        "responses, ollama, auto)",
+    ),
+    (_set(1, "created", 2026), "line 1: created: expected a string, got 2026"),
+    (_set(2, "t", "0.02"), 'line 2: t: expected a number, got "0.02"'),
+    (_set(2, "t", ...), "line 2: t: missing"),
+    (_set(2, "t", None), "line 2: t: expected a number, got null"),
+    (_set(3, "b64", 5), "line 3: b64: expected a string, got 5"),
+    (_set(3, "b64", None), "line 3: b64: expected a string, got null"),
+    (_set(3, "b64", "ZGF0YQ"), "line 3: b64: not valid base64 (Incorrect padding)"),
+    (_set(5, "end", "eof"), 'line 5: end: expected an object, got "eof"'),
+    (_set(5, "end.kind", ...), "line 5: end.kind: missing"),
+    (_set(5, "end.kind", 5), "line 5: end.kind: expected a string, got 5"),
+    (_set(5, "end.kind", "meteor"), 'line 5: end.kind: unknown end kind "meteor"'),
+    (_set(5, "end.outcome", "great"), 'line 5: end.outcome: unknown outcome "great"'),
+    (_set(5, "end.elapsed", "0.1"), 'line 5: end.elapsed: expected a number, got "0.1"'),
+    (_set(5, "end.timeout", [1]), "line 5: end.timeout: expected a number, got [1]"),
+    (_set(5, "end.reason", 1), "line 5: end.reason: expected a string, got 1"),
+    (
+        _set(5, "end.body_b64", "*"),
+        "line 5: end.body_b64: not valid base64 (Only base64 data is allowed)",
+    ),
+    (lambda lines: lines.insert(2, [1, 2]), "line 3: expected an object, got [1,2]"),
+    (
+        lambda lines: lines.insert(2, "x" * 99),
+        'line 3: expected an object, got "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…',
+    ),
+]
+
+
+@pytest.mark.parametrize(("edit", "message"), MALFORMED, ids=[m for _, m in MALFORMED])
+def test_a_malformed_capture_is_one_line_naming_the_line_and_field(
+    edit: Callable[[list[Any]], None], message: str, tmp_path: Path
+) -> None:
+    lines = _lines()
+    assert len(lines) == 5  # header, three reads, end
+    edit(lines)
+    path = _write(tmp_path / "capture.sscap", lines)
+    with pytest.raises(CaptureError) as info:
+        read_capture(path)  # the window's reader
+    assert str(info.value) == message
+    _usage_error(path, message)
+
+
+def test_a_line_that_is_not_json_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "c.sscap"
+    path.write_bytes(CAPTURE_HEADER + b'{"t":0.1,"b64":"QQ=="}\n{"t":0.2,"b64":\n')
+    _usage_error(path, "line 3: not valid JSON (unexpected end of data at byte 16)")
+    path.write_bytes(CAPTURE_HEADER.replace(b"}}\n", b"}\n"))
+    _usage_error(path, "line 1: not valid JSON (unexpected end of data at byte 162)")
+
+
+def test_a_line_of_too_many_json_values_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """(``[],`` takes 3 bytes on disk and ~64 in memory.)"""
+    path = tmp_path / "c.sscap"
+    path.write_bytes(CAPTURE_HEADER + b'{"t":0,"b64":"","x":[' + b"[]," * (1 << 21) + b"[]]}\n")
+    _usage_error(path, "line 2: too many JSON values to read (4,194,313; at most 2,097,152)")
+
+
+def test_what_captures_may_hold_still_opens(tmp_path: Path) -> None:
+    """Unknown keys are ignored, nulls are defaults, headers may be an object (older
+    files), a file cut mid-line keeps what came; and a BOM (which ``is_capture`` always
+    allowed) now parses too."""
+    lines = _lines()
+    lines[0]["future"] = {"nested": [1, 2]}
+    lines[0]["request"]["headers"] = {"accept": "text/event-stream"}
+    lines[0]["created"] = None
+    lines[1]["extra"] = True
+    lines.insert(3, {"note": "a line of a kind this version does not know"})
+    lines[-1]["end"]["body_b64"] = None
+    data = (
+        b"\xef\xbb\xbf" + _write(tmp_path / "c.sscap", lines).read_bytes() + b'{"t":0.3,"b64":"QU'
+    )
+    (tmp_path / "c.sscap").write_bytes(data)
+    capture = read_capture(tmp_path / "c.sscap")
+    assert capture.request is not None
+    assert capture.request.headers == (("accept", "text/event-stream"),)
+    assert len(capture.reads) == 3 and capture.end is not None
+    code, out, _ = replay([str(tmp_path / "c.sscap"), "--json"])
+    assert code == 0 and json.loads(out)["text"] == "Hello"
