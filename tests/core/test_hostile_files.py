@@ -4,7 +4,12 @@ Each damage gets one line naming what is wrong and exit code 2, never a tracebac
 
 from __future__ import annotations
 
+import io
 import json
+import random
+import struct
+import tracemalloc
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,14 +17,19 @@ from typing import Any
 import orjson
 import pytest
 
+from streamscope.core.capture import bundle
+from streamscope.core.capture.bundle import read_repro_bundle
 from streamscope.core.capture.format import (
     CaptureError,
     read_capture,
 )
 from support.hostile import (
     CAPTURE_HEADER,
+    many_members_zip,
     replay,
     sample_capture,
+    zip_bomb,
+    zip_of,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -186,4 +196,82 @@ def test_what_captures_may_hold_still_opens(tmp_path: Path) -> None:
     assert capture.request.headers == (("accept", "text/event-stream"),)
     assert len(capture.reads) == 3 and capture.end is not None
     code, out, _ = replay([str(tmp_path / "c.sscap"), "--json"])
+    assert code == 0 and json.loads(out)["text"] == "Hello"
+
+
+# -- bundles -------------------------------------------------------------------------------
+
+
+def test_a_zip_bomb_is_refused_early_with_little_memory(tmp_path: Path) -> None:
+    path = tmp_path / "bundle.zip"
+    path.write_bytes(zip_bomb(64 << 20))  # 80 KB that inflate ~800x
+    tracemalloc.start()
+    try:
+        with pytest.raises(CaptureError, match="zip bomb"):
+            read_repro_bundle(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20, f"{peak / 2**20:.1f} MB"
+    _usage_error(
+        path, "capture.sscap inflates beyond 200× its compressed size of 80.0 KB (a zip bomb?)"
+    )
+
+
+def test_a_bundle_past_the_absolute_cap_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bundle, "MAX_CAPTURE_BYTES", 2 << 20)
+    path = tmp_path / "bundle.zip"
+    path.write_bytes(zip_bomb(3 << 20))  # (under the ratio's threshold)
+    _usage_error(path, "capture.sscap inflates beyond 2 MB (a zip bomb?)")
+
+
+def test_a_zip_that_lies_about_its_sizes_is_stopped_as_it_inflates(tmp_path: Path) -> None:
+    """The directory says the capture is 3 MB of compressed data (ratio 21x): the bytes
+    read as it inflates say otherwise."""
+    bomb = zipfile.ZipFile(io.BytesIO(zip_bomb(64 << 20))).read("capture.sscap")
+    noise = random.Random(0).randbytes(3 << 20)  # (there are 3 MB to read, so no EOF first)
+    data = bytearray(zip_of({"capture.sscap": bomb, "noise.bin": noise}))
+    struct.pack_into("<L", data, data.index(b"PK\x01\x02") + 20, 3 << 20)  # compressed size
+    path = tmp_path / "bundle.zip"
+    path.write_bytes(bytes(data))
+    code, _, err = replay([str(path)])
+    assert code == 2 and "inflates beyond 200×" in err and "(a zip bomb?)" in err
+
+
+def test_bundles_that_are_not_bundles(tmp_path: Path) -> None:
+    path = tmp_path / "bundle.zip"
+    path.write_bytes(zip_of({"README.txt": b"hello", "capture.sscap.bak": sample_capture()}))
+    _usage_error(path, "not a repro bundle (no capture.sscap)")
+    path.write_bytes(b"PK\x03\x04" + b"\0" * 100)
+    _usage_error(path, "damaged zip (File is not a zip file)")
+    whole = zip_of({"capture.sscap": sample_capture() * 50})
+    path.write_bytes(whole[:200] + b"\x55" * 400 + whole[600:])  # corrupt deflate data
+    code, _, err = replay([str(path)])
+    assert code == 2 and err.startswith(f"streamscope replay: error: {path}: damaged zip (")
+    assert err.count("\n") == 1
+    path.write_bytes(zip_of({"capture.sscap": b"data: hello\n\n"}))
+    _usage_error(
+        path, "capture.sscap: not a StreamScope capture (first line does not identify one)"
+    )
+    path.write_bytes(zip_of({"capture.sscap": CAPTURE_HEADER + b'{"t":"x","b64":""}\n'}))
+    _usage_error(path, 'capture.sscap: line 2: t: expected a number, got "x"')
+    path.write_bytes(zip_of({"capture.sscap": sample_capture()}, zipfile.ZIP_BZIP2))
+    _usage_error(path, "capture.sscap is compressed with method 12, not deflate")
+
+
+def test_a_zip_of_a_huge_number_of_members_is_refused_before_it_is_listed(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "bundle.zip"
+    path.write_bytes(many_members_zip(40_000))
+    _usage_error(path, "the zip's directory is 2.0 MB; a repro bundle lists a few files")
+
+
+def test_a_bundle_read_from_stdin_is_checked_the_same(tmp_path: Path) -> None:
+    code, _, err = replay(["-", "--json"], stdin=zip_bomb(64 << 20))
+    assert code == 2 and err.startswith("streamscope replay: error: -: capture.sscap inflates")
+    good = zip_of({"capture.sscap": sample_capture()})
+    code, out, _ = replay(["-", "--json"], stdin=good)
     assert code == 0 and json.loads(out)["text"] == "Hello"
