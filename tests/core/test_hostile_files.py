@@ -4,6 +4,7 @@ Each damage gets one line naming what is wrong and exit code 2, never a tracebac
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import random
@@ -20,9 +21,14 @@ import pytest
 from streamscope.core.capture import bundle
 from streamscope.core.capture.bundle import read_repro_bundle
 from streamscope.core.capture.format import (
+    Capture,
+    CaptureEnd,
     CaptureError,
+    CaptureResponse,
     read_capture,
 )
+from streamscope.core.capture.replay import replay_capture
+from streamscope.core.turn.outcome import Outcome
 from support.hostile import (
     CAPTURE_HEADER,
     many_members_zip,
@@ -275,3 +281,157 @@ def test_a_bundle_read_from_stdin_is_checked_the_same(tmp_path: Path) -> None:
     good = zip_of({"capture.sscap": sample_capture()})
     code, out, _ = replay(["-", "--json"], stdin=good)
     assert code == 0 and json.loads(out)["text"] == "Hello"
+
+
+# -- bodies that are not streams -----------------------------------------------------------
+
+NGINX_502 = (
+    b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    b"<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n"
+    b"</body>\r\n</html>\r\n"
+)
+CLOUDFLARE_524 = (
+    b'<!DOCTYPE html>\n<!--[if lt IE 7]> <html class="no-js ie6 oldie" lang="en-US"> '
+    b'<![endif]-->\n<!--[if gt IE 8]><!--> <html class="no-js" lang="en-US"> <!--<![endif]-->'
+    b"\n<head>\n<title>api.example.com | 524: A timeout occurred</title>\n"
+    b'<meta charset="UTF-8" />\n<meta http-equiv="Content-Type" content="text/html; '
+    b'charset=UTF-8" />\n</head>\n<body><div id="cf-wrapper">The origin web server timed out '
+    b"responding to this request.</div></body>\n</html>\n"
+)
+OPENAI_401 = (
+    b'{"error":{"message":"Incorrect API key provided: sk-abc***xyz. You can find your API '
+    b'key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error",'
+    b'"param":null,"code":"invalid_api_key"}}'
+)
+ANTHROPIC_401 = (
+    b'{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'
+)
+GEMINI_400 = (
+    b'{\n  "error": {\n    "code": 400,\n    "message": "API key not valid. Please pass a valid '
+    b'API key.",\n    "status": "INVALID_ARGUMENT"\n  }\n}\n'
+)
+OLLAMA_404 = b'{"error":"model \'x\' not found"}'
+
+NOT_STREAMS = {
+    "nginx-502": (NGINX_502, "HTML error page: 502 Bad Gateway"),
+    "cloudflare-524": (
+        CLOUDFLARE_524,
+        "HTML error page: api.example.com | 524: A timeout occurred",
+    ),
+    "openai-401": (
+        OPENAI_401,
+        "JSON error body: invalid_api_key: Incorrect API key provided: sk-abc***xyz. You can "
+        "find your API key at https://platform.openai.com/account/api-keys.",
+    ),
+    "anthropic-401": (ANTHROPIC_401, "JSON error body: authentication_error: invalid x-api-key"),
+    "gemini-400": (
+        GEMINI_400,
+        "JSON error body: INVALID_ARGUMENT: API key not valid. Please pass a valid API key.",
+    ),
+    "ollama-404": (OLLAMA_404, "JSON error body: model 'x' not found"),
+}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("name", list(NOT_STREAMS))
+def test_a_saved_body_that_is_not_a_stream_replays_as_an_error(
+    name: str, dialect: str, tmp_path: Path
+) -> None:
+    body, reason = NOT_STREAMS[name]
+    path = tmp_path / "body"
+    path.write_bytes(body)
+    code, out, err = replay([str(path), "--dialect", dialect, "--json"])
+    result = json.loads(out)
+    assert (code, result["outcome"], result["reason"], err) == (4, "error", reason, "")
+
+
+@pytest.mark.parametrize("name", list(NOT_STREAMS))
+def test_a_captured_body_that_is_not_a_stream_replays_as_an_error(name: str) -> None:
+    """The window's Open capture: the status and content type were a stream's, the body
+    was not (a proxy's page, say); with a status, the reason says so against it."""
+    body, reason = NOT_STREAMS[name]
+    capture = Capture(
+        "auto", response=CaptureResponse(200, (("content-type", "text/event-stream"),))
+    )
+    for i in range(0, len(body), 40):
+        capture.reads.append(0.01 * i, body[i : i + 40])
+    capture.end = CaptureEnd("eof", elapsed=1.0, outcome="truncated")
+    turn = asyncio.run(replay_capture(capture))
+    what, detail = reason.split(": ", 1)
+    against = {
+        "HTML error page": "200 HTML page, not an event stream: ",
+        "JSON error body": "200 text/event-stream body, not an event stream · ",
+    }
+    assert (turn.outcome, turn.status) == (Outcome.ERROR, 200)
+    assert turn.reason == against[what] + detail
+
+
+STREAMS = {  # (body, dialects, outcome, reason): streams that look a little like error bodies
+    "ollama-stream": (
+        (FIXTURES / "ollama" / "plain_text.ndjson").read_bytes(),
+        ["ollama", "auto"],
+        "completed",
+        "done:true received (finish_reason=stop)",
+    ),
+    "ollama-one-frame-no-newline": (
+        b'{"model":"m","message":{"role":"assistant","content":"Hi"},"done":true,'
+        b'"done_reason":"stop"}',
+        ["ollama", "auto"],
+        "completed",
+        "done:true received (finish_reason=stop)",
+    ),
+    "ollama-error-frame": (
+        b'{"error":"an error was encountered while running the model: unexpected EOF"}\n',
+        ["ollama", "auto"],
+        "error",
+        "in-stream error: an error was encountered while running the model: unexpected EOF",
+    ),
+    "ollama-error-then-more": (
+        b'{"error":"boom"}\n{"model":"m","message":{"role":"assistant","content":"x"},'
+        b'"done":false}\n',
+        ["ollama", "auto"],
+        "error",
+        "in-stream error: boom",
+    ),
+    "openai-error-event-first": (
+        b'data: {"error":{"message":"The server had an error","type":"server_error"}}\n\n',
+        ["openai", "auto"],
+        "error",
+        "in-stream error: server_error: The server had an error",
+    ),
+    "anthropic-error-event-first": (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error",'
+        b'"message":"Overloaded"}}\n\n',
+        ["anthropic", "auto"],
+        "error",
+        "in-stream error: overloaded_error: Overloaded",
+    ),
+    "openai-cut": (
+        b'data: {"choices":[{"index":0,"delta":{"content":"<html>"}}]}\n\n',
+        ["openai", "auto"],
+        "truncated",
+        "connection closed after 62 B, no [DONE]",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(STREAMS))
+def test_streams_keep_their_own_outcome(name: str, tmp_path: Path) -> None:
+    body, dialects, outcome, reason = STREAMS[name]
+    path = tmp_path / "body"
+    path.write_bytes(body)
+    for dialect in dialects:
+        code, out, _ = replay([str(path), "--dialect", dialect, "--json"])
+        result = json.loads(out)
+        assert (result["outcome"], result["reason"]) == (outcome, reason), dialect
+        assert code == {"completed": 0, "truncated": 3, "error": 4}[outcome]
+
+
+def test_a_live_http_error_capture_keeps_its_reason() -> None:
+    capture = Capture("openai", response=CaptureResponse(502, (("content-type", "text/html"),)))
+    capture.end = CaptureEnd("http_error", 0.2, body=NGINX_502, outcome="error")
+    turn = asyncio.run(replay_capture(capture))
+    assert (turn.outcome, turn.reason) == (
+        Outcome.ERROR,
+        "502 HTML page, not an event stream: 502 Bad Gateway",
+    )
