@@ -28,7 +28,8 @@ from streamscope.core.capture.format import (
     read_capture,
 )
 from streamscope.core.capture.replay import replay_capture
-from streamscope.core.turn.outcome import Outcome
+from streamscope.core.turn.outcome import Outcome, StreamEnd
+from streamscope.core.turn.pipeline import StreamPipeline, turn_to_json
 from support.hostile import (
     CAPTURE_HEADER,
     many_members_zip,
@@ -435,3 +436,56 @@ def test_a_live_http_error_capture_keeps_its_reason() -> None:
         Outcome.ERROR,
         "502 HTML page, not an event stream: 502 Bad Gateway",
     )
+
+
+# -- bodies of blank lines, captures of huge reads -----------------------------------------
+
+
+def test_auto_decides_the_framing_of_a_body_of_blank_lines_without_buffering_it() -> None:
+    """(It waited for a non-blank byte: 64 MB of newlines took 8 minutes and 8.6 GB.)"""
+    pipeline = StreamPipeline("auto", keep_frames=False)
+    blank = b"\r\n" * (1 << 15)
+    tracemalloc.start()
+    try:
+        for _ in range(64):
+            pipeline.feed(blank, 0.0)
+        assert pipeline.framing == "sse"
+        turn = pipeline.close(StreamEnd("eof"), 0.0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert turn.outcome is Outcome.TRUNCATED
+    assert peak < 8 << 20, f"{peak / 2**20:.1f} MB"
+
+
+def _capture_of(body: bytes, read: int) -> Capture:
+    capture = Capture(
+        "openai", response=CaptureResponse(200, (("content-type", "text/event-stream"),))
+    )
+    for i in range(0, len(body), read):
+        capture.reads.append(0.1, body[i : i + read])
+    capture.end = CaptureEnd("eof", 0.2)
+    return capture
+
+
+def test_a_huge_read_replays_in_slices_with_little_memory() -> None:
+    """(A hand-made capture may hold one 47 MB read; the decoder fed it whole needed 9x.)"""
+    body = (b": padding " + b"x" * 117 + b"\n") * (100 << 10)  # 12.5 MB, one read
+    tracemalloc.start()
+    try:
+        turn = asyncio.run(replay_capture(_capture_of(body, len(body)), keep_frames=False))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert turn.bytes_received == len(body) and turn.outcome is Outcome.TRUNCATED
+    assert peak < 3 * len(body), f"{peak / 2**20:.0f} MB"
+
+
+def test_a_huge_read_gives_the_turn_its_reads_would() -> None:
+    body = b"".join(
+        b'data: {"choices":[{"index":0,"delta":{"content":"%d "}}]}\n\n' % i for i in range(30_000)
+    )
+    whole = asyncio.run(replay_capture(_capture_of(body + b"data: [DONE]\n\n", 1 << 30)))
+    reads = asyncio.run(replay_capture(_capture_of(body + b"data: [DONE]\n\n", 1 << 16)))
+    assert turn_to_json(whole) == turn_to_json(reads)
+    assert whole.outcome is Outcome.COMPLETED and whole.text.startswith("0 1 2 ")

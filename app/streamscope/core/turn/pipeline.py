@@ -77,6 +77,10 @@ BODY_KEPT = 64 * 1024
 """The body's first bytes kept to tell, at the end, a page or a JSON error from a stream
 (:meth:`StreamPipeline.close`); a JSON error body is shorter than this."""
 
+SNIFF_BYTES = 64 * 1024
+"""``auto`` waits this many blank bytes at most for the byte that tells SSE from NDJSON,
+then decodes SSE (a body of blank lines is not buffered whole)."""
+
 SNIFF_EVENTS = 8
 """With a fixed dialect, the first this many events are checked against auto-detection: a
 mismatch (an Anthropic stream read as OpenAI, say) is reported as ``dialect_mismatch``."""
@@ -103,7 +107,7 @@ class StreamPipeline:
         self._dialect: Dialect | None = None if dialect == "auto" else get_dialect(dialect)
         self._parser: StreamParser | None = None
         self._decoder: _Decoder | None = None
-        self._sniff = b""
+        self._sniff = bytearray()  # auto: the body while only blank (framing undecided)
         self._protocol_error: str | None = None
         self._flushed = False
         self._pending_warnings: list[StreamEvent] = []
@@ -152,10 +156,10 @@ class StreamPipeline:
         decoder = self._decoder
         if decoder is None:
             self._sniff += data
-            framing = self._choose_framing(self._sniff)
+            framing = self._choose_framing(data, final=len(self._sniff) >= SNIFF_BYTES)
             if framing is None:
                 return update
-            data, self._sniff = self._sniff, b""
+            data, self._sniff = bytes(self._sniff), bytearray()
             decoder = self._decoder = self._new_decoder(framing)
         try:
             if self.keep_frames:
@@ -181,9 +185,8 @@ class StreamPipeline:
             return update
         self._flushed = True
         if self._decoder is None and self._sniff:
-            framing = self._choose_framing(self._sniff, final=True) or "sse"
-            self._decoder = self._new_decoder(framing)
-            data, self._sniff = self._sniff, b""
+            data, self._sniff = bytes(self._sniff), bytearray()
+            self._decoder = self._new_decoder(self._choose_framing(data, final=True) or "sse")
             self._sniffed_frames = True
             try:
                 self._frames(self._decoder.feed_frames(data), t, update)
@@ -278,14 +281,16 @@ class StreamPipeline:
         if guess is not None and guess != self._dialect.name:
             self.assembler.dialect_mismatch = guess
 
-    def _choose_framing(self, head: bytes, *, final: bool = False) -> Framing | None:
-        """SSE or NDJSON for ``auto``: by content type, else by the first bytes."""
+    def _choose_framing(self, data: bytes, *, final: bool = False) -> Framing | None:
+        """SSE or NDJSON for ``auto``: by content type, else by the first non-blank byte
+        (``data``: the body's bytes since the last call, all blank before); ``None``: not
+        yet, unless ``final`` (SSE, then)."""
         ctype = (self.content_type or "").lower()
         if is_ndjson_content_type(ctype):
             return "ndjson"
         if "event-stream" in ctype:
             return "sse"
-        stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
         if not stripped:
             return "sse" if final else None
         return "ndjson" if stripped[:1] in (b"{", b"[") else "sse"
