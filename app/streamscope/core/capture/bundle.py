@@ -15,20 +15,36 @@ reads the key from the environment.
 
 from __future__ import annotations
 
+import io
+import os
 import platform
+import struct
 import sys
 import zipfile
+import zlib
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from streamscope.core.capture.format import Capture, dump_capture, read_capture
+from streamscope.core.capture.format import Capture, CaptureError, dump_capture, read_capture
 from streamscope.core.net.curl import to_curl
 from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import format_bytes
 from streamscope.core.turn.pipeline import turn_to_json
 
-__all__ = ["CAPTURE_MEMBER", "is_bundle", "read_repro_bundle", "write_repro_bundle"]
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+__all__ = [
+    "CAPTURE_MEMBER",
+    "MAX_CAPTURE_BYTES",
+    "MAX_DIRECTORY_BYTES",
+    "MAX_INFLATE_RATIO",
+    "is_bundle",
+    "read_repro_bundle",
+    "write_repro_bundle",
+]
 
 CAPTURE_MEMBER = "capture.sscap"
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -146,14 +162,150 @@ def write_repro_bundle(
     return zip_path
 
 
+MAX_CAPTURE_BYTES = 1 << 30
+"""The most a bundle's capture may inflate to (1 GiB). The app's own captures stay well
+below (a 1M-frame capture is 280 MB); past this a bundle is refused, not read into memory."""
+
+MAX_INFLATE_RATIO = 200
+"""How many times its compressed size a bundle's capture may inflate to, judged once past
+:data:`RATIO_FROM_BYTES`. Captures are base64 JSON lines: a synthetic 1M-frame capture of
+repeated tokens deflates 112×, real ones far less; a zip bomb deflates ~1000×."""
+
+RATIO_FROM_BYTES = 8 << 20
+"""The inflation ratio is checked from this many decompressed bytes on (a small capture of
+identical frames may compress very well and harms no one)."""
+
+MAX_DIRECTORY_BYTES = 1 << 20
+"""The largest zip directory read. A bundle lists eight files (< 1 KB); a zip listing a
+million members takes seconds and hundreds of MB to open, so it is refused first."""
+
+_READ_CHUNK = 1 << 16
+_EOCD = struct.Struct("<4s4H2LH")  # end of central directory record
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")
+_ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
+_COMPRESSIONS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}  # what a bundle is written with
+
+
+class _ZipBomb(CaptureError):
+    """The capture inflates beyond a limit (the message names the member)."""
+
+
 def read_repro_bundle(zip_path: Path | str | IO[bytes], *, background: bool = False) -> Capture:
     """The capture inside a bundle (replay it with
-    :func:`~streamscope.core.capture.recorder.replay_capture`); ``background`` as for
-    :func:`~streamscope.core.capture.format.read_capture`."""
+    :func:`~streamscope.core.capture.replay.replay_capture`); ``background`` as for
+    :func:`~streamscope.core.capture.format.read_capture`.
+
+    A damaged or hostile bundle raises :class:`CaptureError` (one line, without the
+    bundle's name): not a zip, a directory too long to list (:data:`MAX_DIRECTORY_BYTES`),
+    no capture member, a capture that inflates beyond :data:`MAX_CAPTURE_BYTES` or
+    :data:`MAX_INFLATE_RATIO` (judged from the sizes the zip declares, then as it streams),
+    or a damaged capture inside (``capture.sscap: line 3: ...``)."""
+    if isinstance(zip_path, (str, Path)):
+        with open(zip_path, "rb") as fp:
+            return _read_bundle(fp, background)
+    return _read_bundle(zip_path, background)
+
+
+def _read_bundle(fp: IO[bytes], background: bool) -> Capture:
+    directory = _directory_size(fp)
+    if directory > MAX_DIRECTORY_BYTES:
+        raise CaptureError(
+            f"the zip's directory is {format_bytes(directory)}; a repro bundle lists a few files"
+        )
     try:
-        with zipfile.ZipFile(zip_path) as zf, zf.open(CAPTURE_MEMBER) as fp:
-            return read_capture(fp, background=background)
+        with zipfile.ZipFile(fp) as zf:
+            info = _capture_member(zf)
+            with zf.open(info) as member:
+                inflating = _Inflating(member, fp, info.header_offset)
+                return _read_member(io.BufferedReader(inflating, _READ_CHUNK), background)
+    except CaptureError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+        # (offsets that point before the file give OSError or ValueError)
+        raise CaptureError(f"damaged zip ({_one_line(exc)})") from None
+
+
+def _capture_member(zf: zipfile.ZipFile) -> zipfile.ZipInfo:
+    """The capture's entry, if it can be read safely."""
+    try:
+        info = zf.getinfo(CAPTURE_MEMBER)
     except KeyError:
-        raise ValueError(f"{zip_path}: not a repro bundle (no {CAPTURE_MEMBER})") from None
-    except zipfile.BadZipFile as exc:
-        raise ValueError(f"{zip_path}: {exc}") from None
+        raise CaptureError(f"not a repro bundle (no {CAPTURE_MEMBER})") from None
+    if info.flag_bits & 0x1:
+        raise CaptureError(f"{CAPTURE_MEMBER} is encrypted")
+    if info.compress_type not in _COMPRESSIONS:  # bzip2 and lzma inflate unbounded per read
+        raise CaptureError(
+            f"{CAPTURE_MEMBER} is compressed with method {info.compress_type}, not deflate"
+        )
+    _check_inflation(info.file_size, info.compress_size)
+    return info
+
+
+def _read_member(stream: IO[bytes], background: bool) -> Capture:
+    try:
+        return read_capture(stream, background=background)
+    except _ZipBomb:
+        raise
+    except CaptureError as exc:
+        raise CaptureError(f"{CAPTURE_MEMBER}: {exc}") from None
+
+
+def _check_inflation(size: int, compressed: int) -> None:
+    """Refuse a capture of ``size`` bytes from ``compressed`` ones if it is too big."""
+    if size > MAX_CAPTURE_BYTES:
+        raise _ZipBomb(
+            f"{CAPTURE_MEMBER} inflates beyond {MAX_CAPTURE_BYTES >> 20} MB (a zip bomb?)"
+        )
+    if size > RATIO_FROM_BYTES and size > MAX_INFLATE_RATIO * compressed:
+        raise _ZipBomb(
+            f"{CAPTURE_MEMBER} inflates beyond {MAX_INFLATE_RATIO}× its compressed size "
+            f"of {format_bytes(compressed)} (a zip bomb?)"
+        )
+
+
+class _Inflating(io.RawIOBase):
+    """A zip member as it decompresses, checked by :func:`_check_inflation` every read
+    against the compressed bytes actually read from ``source`` (the zip file) since
+    ``start`` (the member's offset): the sizes a zip declares may lie."""
+
+    def __init__(self, member: IO[bytes], source: IO[bytes], start: int) -> None:
+        self._member = member
+        self._source = source
+        self._start = start
+        self._size = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._member.read(min(len(view), _READ_CHUNK))
+        view[: len(data)] = data
+        self._size += len(data)
+        _check_inflation(self._size, self._source.tell() - self._start)
+        return len(data)
+
+
+def _directory_size(fp: IO[bytes]) -> int:
+    """The size of a zip's central directory, read from its end record as
+    :class:`zipfile.ZipFile` reads it (zip64 too); 0 when there is none (the zip reader
+    then says what is wrong)."""
+    end = fp.seek(0, os.SEEK_END)
+    start = fp.seek(max(0, end - _EOCD.size - 0xFFFF))
+    tail = fp.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) - at < _EOCD.size:
+        return 0
+    size: int = _EOCD.unpack_from(tail, at)[5]
+    record = start + at - _ZIP64_LOCATOR.size - _ZIP64_EOCD.size
+    if record >= 0:  # a zip64 end record (just before its locator) overrides the size
+        fp.seek(record)
+        data = fp.read(_ZIP64_EOCD.size + _ZIP64_LOCATOR.size)
+        if data[:4] == b"PK\x06\x06" and data[_ZIP64_EOCD.size :][:4] == b"PK\x06\x07":
+            size = max(size, _ZIP64_EOCD.unpack_from(data)[8])
+    fp.seek(0)
+    return size
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -11,7 +11,7 @@ from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import Outcome, StreamEnd
-from streamscope.core.turn.pipeline import StreamPipeline
+from streamscope.core.turn.pipeline import PipelineUpdate, StreamPipeline
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.core.wire.events import DialectWarning
@@ -19,6 +19,9 @@ from streamscope.core.wire.events import DialectWarning
 __all__ = ["replay_capture"]
 
 _YIELD_EVERY = 64  # instant replay: let the event loop breathe every N reads
+FEED_BYTES = 1 << 20
+"""A read longer than this (only a hand-made capture has one: the client reads ≤ 64 KB) is
+fed to the pipeline in slices, which keeps the decoder's working memory small."""
 
 
 async def replay_capture(
@@ -86,7 +89,10 @@ async def replay_capture(
                 first = False
                 _initial_warnings(pipeline, response, data, t)
             obs.read(data, t)
-            update = pipeline.feed(data, t)
+            if len(data) > FEED_BYTES:
+                update = _feed_slices(pipeline, obs, data, t)
+            else:
+                update = pipeline.feed(data, t)
             obs.progressed(update, t)
             t_last = t
             if update.protocol_error:
@@ -124,6 +130,18 @@ async def replay_capture(
         turn = replace(turn, outcome=Outcome(end.outcome), reason=end.reason)
     obs.finished(turn)
     return turn
+
+
+def _feed_slices(
+    pipeline: StreamPipeline, obs: TurnObserver, data: bytes, t: float
+) -> PipelineUpdate:
+    """Feed a long read in :data:`FEED_BYTES` slices; the observer sees each slice's
+    update but the last, which is returned."""
+    update = pipeline.feed(data[:FEED_BYTES], t)
+    for start in range(FEED_BYTES, len(data), FEED_BYTES):
+        obs.progressed(update, t)
+        update = pipeline.feed(data[start : start + FEED_BYTES], t)
+    return update
 
 
 def _initial_warnings(

@@ -166,14 +166,19 @@ def _html_title(body: bytes) -> str | None:
     return title or None
 
 
-def error_body_fields(body: bytes) -> tuple[str | None, str | None]:
-    """``(code, message)`` from a provider's JSON error body (OpenAI, Anthropic, Gemini,
-    Ollama shapes), or ``(None, None)``."""
+def _json_object(body: bytes) -> dict[str, Any] | None:
     try:
         obj = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return None, None
-    if not isinstance(obj, dict):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def error_body_fields(body: bytes) -> tuple[str | None, str | None]:
+    """``(code, message)`` from a provider's JSON error body (OpenAI, Anthropic, Gemini,
+    Ollama shapes), or ``(None, None)``."""
+    obj = _json_object(body)
+    if obj is None:
         return None, None
     err = obj.get("error", obj)
     if isinstance(err, str):
@@ -188,6 +193,19 @@ def error_body_fields(body: bytes) -> tuple[str | None, str | None]:
             break
     message = err.get("message") or err.get("detail")
     return code, (str(message) if message is not None else None)
+
+
+def is_error_document(end: StreamEnd, *, whole: bool) -> bool:
+    """Whether ``end.body`` — the start of a response body, or all of it when ``whole`` —
+    is what a server or proxy sends instead of a stream: an HTML page, or one JSON object
+    that is an error (``{"error": ...}``, ``{"type": "error", ...}``,
+    ``{"object": "error", ...}``). :func:`describe_not_a_stream` then says what it was."""
+    if _looks_like_html(end):
+        return True
+    obj = _json_object(end.body) if whole else None
+    return obj is not None and bool(
+        obj.get("error") or "error" in (obj.get("type"), obj.get("object"))
+    )
 
 
 def _retry_after(headers: Mapping[str, str]) -> str | None:
@@ -225,7 +243,11 @@ def describe_http_error(end: StreamEnd) -> str:
 
 
 def describe_not_a_stream(end: StreamEnd) -> str:
-    """Why a 2xx body is not an event stream, with what it was instead."""
+    """Why a body is not an event stream, with what it was instead: against its status and
+    content type (``200 HTML page, not an event stream: Sign in``), or, for a body alone (a
+    saved one), by what it is (:func:`_describe_body`)."""
+    if end.status is None and not _content_type(end):
+        return _describe_body(end)
     ctype = _content_type(end) or "no content type"
     status = f"{end.status} " if end.status is not None else ""
     if _looks_like_html(end):
@@ -239,6 +261,17 @@ def describe_not_a_stream(end: StreamEnd) -> str:
     return f"{status}{ctype} body, not an event stream"
 
 
+def _describe_body(end: StreamEnd) -> str:
+    """``HTML error page: 502 Bad Gateway``, ``JSON error body: invalid_api_key: Incorrect
+    API key provided``."""
+    if _looks_like_html(end):
+        title = _html_title(end.body)
+        return f"HTML error page: {_clip(title, 100)}" if title else "HTML error page"
+    code, message = error_body_fields(end.body)
+    label = f"{code}: " if code else ""
+    return f"JSON error body: {label}{_clip(message)}" if message else "JSON error body"
+
+
 __all__ = [
     "EndKind",
     "Outcome",
@@ -248,4 +281,5 @@ __all__ = [
     "describe_not_a_stream",
     "error_body_fields",
     "format_bytes",
+    "is_error_document",
 ]

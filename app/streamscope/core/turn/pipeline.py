@@ -22,7 +22,8 @@ from typing import Any, NamedTuple
 
 from streamscope.core.turn.assembler import TurnAssembler
 from streamscope.core.turn.model import Turn
-from streamscope.core.turn.outcome import StreamEnd
+from streamscope.core.turn.outcome import StreamEnd, is_error_document
+from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects import (
     detect_dialect,
     fallback_for_framing,
@@ -37,6 +38,7 @@ from streamscope.core.wire.sse import RawFrame, SSEDecoder, SSEEvent, SSEProtoco
 __all__ = ["ParsedFrame", "PipelineUpdate", "StreamPipeline", "turn_to_json"]
 
 _CLEAN_ENDS = frozenset({"eof"})
+_BODY_ENDS = frozenset({"eof", "broken", "idle_timeout"})  # the body decides the outcome
 # A blank line at the very end of the body: the last SSE block was terminated.
 _BLOCK_END = re.compile(rb"(?>\r\n|\r|\n)(?>\r\n|\r|\n)\Z")
 
@@ -71,6 +73,14 @@ class PipelineUpdate:
     assembler: TurnAssembler | None = None
 
 
+BODY_KEPT = 64 * 1024
+"""The body's first bytes kept to tell, at the end, a page or a JSON error from a stream
+(:meth:`StreamPipeline.close`); a JSON error body is shorter than this."""
+
+SNIFF_BYTES = 64 * 1024
+"""``auto`` waits this many blank bytes at most for the byte that tells SSE from NDJSON,
+then decodes SSE (a body of blank lines is not buffered whole)."""
+
 SNIFF_EVENTS = 8
 """With a fixed dialect, the first this many events are checked against auto-detection: a
 mismatch (an Anthropic stream read as OpenAI, say) is reported as ``dialect_mismatch``."""
@@ -97,12 +107,13 @@ class StreamPipeline:
         self._dialect: Dialect | None = None if dialect == "auto" else get_dialect(dialect)
         self._parser: StreamParser | None = None
         self._decoder: _Decoder | None = None
-        self._sniff = b""
+        self._sniff = bytearray()  # auto: the body while only blank (framing undecided)
         self._protocol_error: str | None = None
         self._flushed = False
         self._pending_warnings: list[StreamEvent] = []
         self._sniffed_frames = False  # the decoder was driven in frames mode by flush()
         self._tail = b""  # last bytes of the body (events mode: was the last block ended?)
+        self._head = bytearray()  # the first BODY_KEPT bytes of the body
         self._frame_no = 0  # frames so far (the Frames tab's numbering)
         self._sniffed: list[SSEEvent] | None = None if self._dialect is None else []
         self.assembler = TurnAssembler(request_sent=request_sent, headers=headers)
@@ -138,15 +149,17 @@ class StreamPipeline:
         if asm.first_byte is None:
             asm.first_byte = t
         asm.bytes_received += len(data)
+        if len(self._head) < BODY_KEPT:
+            self._head += data[: BODY_KEPT - len(self._head)]
         if not self.keep_frames:
             self._tail = (self._tail + data)[-4:]
         decoder = self._decoder
         if decoder is None:
             self._sniff += data
-            framing = self._choose_framing(self._sniff)
+            framing = self._choose_framing(data, final=len(self._sniff) >= SNIFF_BYTES)
             if framing is None:
                 return update
-            data, self._sniff = self._sniff, b""
+            data, self._sniff = bytes(self._sniff), bytearray()
             decoder = self._decoder = self._new_decoder(framing)
         try:
             if self.keep_frames:
@@ -172,9 +185,8 @@ class StreamPipeline:
             return update
         self._flushed = True
         if self._decoder is None and self._sniff:
-            framing = self._choose_framing(self._sniff, final=True) or "sse"
-            self._decoder = self._new_decoder(framing)
-            data, self._sniff = self._sniff, b""
+            data, self._sniff = bytes(self._sniff), bytearray()
+            self._decoder = self._new_decoder(self._choose_framing(data, final=True) or "sse")
             self._sniffed_frames = True
             try:
                 self._frames(self._decoder.feed_frames(data), t, update)
@@ -206,12 +218,15 @@ class StreamPipeline:
         return self.flush(t, clean=end.kind in _CLEAN_ENDS)
 
     def close(self, end: StreamEnd, t: float) -> Turn:
-        """Finish the turn: flush the input, then decide the outcome from ``end``."""
+        """Finish the turn: flush the input, then decide the outcome from ``end`` — and from
+        the body, when it was no stream at all (:meth:`_not_a_stream`)."""
         self.flush(t, clean=end.kind in _CLEAN_ENDS)
         if self._protocol_error is not None and end.kind not in ("cancelled", "protocol_error"):
             end = replace(end, kind="protocol_error", detail=self._protocol_error)
         elif end.kind == "protocol_error" and not end.detail and self._protocol_error:
             end = replace(end, detail=self._protocol_error)
+        elif end.kind in _BODY_ENDS and self._not_a_stream(end):
+            end = replace(end, kind="not_a_stream", body=bytes(self._head))
         return self.assembler.finish(end, t)
 
     def snapshot(self) -> Turn:
@@ -219,6 +234,29 @@ class StreamPipeline:
         return self.assembler.snapshot()
 
     # -- internals --------------------------------------------------------------------------
+
+    def _not_a_stream(self, end: StreamEnd) -> bool:
+        """Whether the body, which brought no terminal signal, was an HTML page or one JSON
+        error object instead of a stream (a saved body has no status to tell)."""
+        head = bytes(self._head)
+        if self.assembler.terminal_signal is not None or not head.strip():
+            return False
+        whole = self.assembler.bytes_received <= len(head)
+        if whole and self._one_ndjson_frame(head):
+            return False
+        return is_error_document(
+            replace(end, content_type=self.content_type, body=head), whole=whole
+        )
+
+    def _one_ndjson_frame(self, body: bytes) -> bool:
+        """Whether the whole ``body`` is one complete NDJSON frame of a stream: an error in
+        it is the dialect's in-stream error, not an error body."""
+        return (
+            self.framing == "ndjson"
+            and body.endswith(b"\n")
+            and b"\n" not in body.rstrip(b"\r\n")
+            and classify_content_type(self.content_type, body)[0]
+        )
 
     def _new_decoder(self, framing: Framing) -> _Decoder:
         if framing == "ndjson":
@@ -243,14 +281,16 @@ class StreamPipeline:
         if guess is not None and guess != self._dialect.name:
             self.assembler.dialect_mismatch = guess
 
-    def _choose_framing(self, head: bytes, *, final: bool = False) -> Framing | None:
-        """SSE or NDJSON for ``auto``: by content type, else by the first bytes."""
+    def _choose_framing(self, data: bytes, *, final: bool = False) -> Framing | None:
+        """SSE or NDJSON for ``auto``: by content type, else by the first non-blank byte
+        (``data``: the body's bytes since the last call, all blank before); ``None``: not
+        yet, unless ``final`` (SSE, then)."""
         ctype = (self.content_type or "").lower()
         if is_ndjson_content_type(ctype):
             return "ndjson"
         if "event-stream" in ctype:
             return "sse"
-        stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
         if not stripped:
             return "sse" if final else None
         return "ndjson" if stripped[:1] in (b"{", b"[") else "sse"
