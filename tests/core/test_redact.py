@@ -234,3 +234,55 @@ def test_the_log_filter_masks_what_it_learned(caplog: pytest.LogCaptureFixture) 
     assert messages[1] == f"turn finished: in-stream error: Bearer {_stars(len(KEY))}"
     assert KEY not in (caplog.records[2].exc_text or "")
     assert _stars(len(KEY)) in (caplog.records[2].exc_text or "")
+
+
+# -- edges (each pins a choice a mutant once got away with) --------------------------------------
+
+
+def test_edges_of_masking_shown_values() -> None:
+    assert mask_value("Authorization", "Bearer two words") == "Bearer ***"
+    assert redact_headers({"Authorization": "Bearer x", "Accept": "y"}) == {
+        "Authorization": "Bearer ***",
+        "Accept": "y",
+    }
+    assert redact_url("https://user:pa:ss@h/p") == "https://user:***@h/p"
+    assert redact_url("https://user:p@ss@h/p") == "https://user:***@h/p"
+    assert redact_url("https://h/p?key=abc&empty=") == "https://h/p?key=***&empty="
+
+
+def test_edges_of_the_secrets_of_a_request() -> None:
+    assert secret_values({"Authorization": "Token abcdefgh ijkl"}) == (b"abcdefgh ijkl",)
+    assert secret_values({"x-api-key": "abcdefgh ijklmnop"}) == (b"abcdefgh ijklmnop",)
+    assert secret_values({"x-api-key": "12345678"}) == (b"12345678",)  # MIN_SECRET is enough
+    assert secret_values({"x-api-key": "1234567"}) == ()
+    scrubber = Scrubber.for_request({}, "https://h/v1/models?key=querykey-1234")
+    assert scrubber.secrets == (b"querykey-1234",)
+
+
+def test_edges_of_the_forms() -> None:
+    slashed = "ab/cd/efgh"
+    assert Scrubber([slashed]).text(quote(slashed, safe="")) == "*" * 14  # ab%2Fcd%2Fefgh
+    weird = "sk-~~~~>>>>????"  # its base64 has "+" and "/" at every alignment
+    for shift in range(3):
+        echo = base64.urlsafe_b64encode(b"\0" * shift + weird.encode()).decode()
+        assert "-" in echo or "_" in echo
+        assert Scrubber([weird]).text(echo).count("*") >= len(echo) - 6
+    assert Scrubber(["12345678"]).text("a 12345678 b") == "a ******** b"  # 8 is a form too
+    assert Scrubber(["aaaaaaaa"]).text("aaaaaaaaa") == "*********"  # overlapping occurrences
+
+
+def test_the_longest_form_split_one_byte_before_its_end_is_caught() -> None:
+    scrubber = Scrubber([KEY])
+    hexed = KEY.encode().hex().encode()
+    assert len(hexed) == max(len(p) for p in scrubber.patterns)
+    stream = scrubber.stream()
+    out = stream.feed(0.0, b"x " + hexed[:-1]) + stream.feed(1.0, hexed[-1:] + b" y")
+    assert b"".join(d for _t, d in out) == b"x " + b"*" * len(hexed) + b" y"
+
+
+def test_a_held_read_that_is_all_a_possible_beginning_stays_whole() -> None:
+    stream = Scrubber([KEY]).stream()
+    assert stream.feed(0.0, b"hello ") == [(0.0, b"hello ")]
+    assert stream.feed(1.0, b"sk-li") == []
+    assert stream.release() == []  # nothing but the possible beginning: no empty read
+    assert stream.close() == [(1.0, b"sk-li")]

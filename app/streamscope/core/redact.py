@@ -127,8 +127,8 @@ class Scrubber:
         for secret in self.secrets:
             if len(secret) >= MIN_SECRET:
                 patterns |= encodings(secret)
-        self.patterns = tuple(sorted(patterns, key=len, reverse=True))
-        self._text = tuple(p.decode("utf-8", "replace") for p in self.patterns)
+        self.patterns = tuple(patterns)  # (any order: every occurrence of each is masked)
+        self._text = tuple(p.decode() for p in self.patterns)
         self.longest = max(map(len, self.patterns), default=0)
 
     @classmethod
