@@ -10,10 +10,12 @@ import pytest
 
 from streamscope.core.redact import Scrubber
 from streamscope.core.store.database import Store
+from streamscope.core.store.history import ToolResult
 from streamscope.core.store.records import StoredMessage
 from streamscope.core.store.session import SAVE_INTERVAL, ChatSession
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta
 from streamscope.core.turn.outcome import Outcome
+from streamscope.core.wire.conversation import ToolDefinition
 
 KEY = "sk-session-SECRET-42"
 
@@ -221,3 +223,112 @@ def test_without_a_store_nothing_is_scheduled() -> None:
     assert session.answer_progressed(TurnDelta(text="x")) is False
     assert timers.pending == []
     assert session.answer_finished(Turn(text="x", outcome=Outcome.COMPLETED)) is False
+
+
+# -- the conversation around the answers: what is saved and what opens again ----------------
+
+
+def test_the_first_message_names_and_creates_the_conversation(store: Store) -> None:
+    session = ChatSession(store)
+    session.user_sent("  Why is the sky blue?\nmore detail  ", endpoint_name="demo", model="m1")
+    summary = store.conversation(session.conversation_id or 0)
+    assert summary is not None
+    assert (summary.title, summary.endpoint_name, summary.model) == (
+        "Why is the sky blue?", "demo", "m1",
+    )  # fmt: skip
+    assert session.title == "Why is the sky blue?"
+    session.user_sent("again", endpoint_name="other", model="m2")  # same conversation
+    summary = store.conversation(session.conversation_id or 0)
+    assert summary is not None and (summary.endpoint_name, summary.model) == ("other", "m2")
+    assert [m.text for m in store.load_messages(session.conversation_id or 0)] == [
+        "  Why is the sky blue?\nmore detail  ", "again",
+    ]  # fmt: skip
+    assert len(store.list_conversations()) == 1
+
+
+def test_a_long_or_blank_first_message_gives_a_short_title(store: Store) -> None:
+    session = ChatSession(store)
+    session.user_sent("x" * 100, endpoint_name="e", model="m")
+    assert session.title == "x" * 60
+    blank = ChatSession(store)
+    blank.user_sent("   ", endpoint_name="e", model="m")
+    assert blank.title == "Untitled"
+
+
+def test_tools_and_tool_results_are_kept_and_open_again(store: Store) -> None:
+    weather = ToolDefinition("weather", "Weather now", {"type": "object", "properties": {}})
+    session = ChatSession(store)
+    session.set_tools([weather])  # before the conversation exists: kept in memory
+    session.user_sent("weather?", endpoint_name="e", model="m")
+    session.answer_started(alternative=False)
+    call = ToolCallState(0, id="c1", name="weather", arguments='{"c":1}')
+    session.answer_finished(Turn(tool_calls=[call], outcome=Outcome.COMPLETED))
+    session.tool_results([ToolResult("c1", "weather", "sunny")])
+    clock = ToolDefinition("clock")
+    session.set_tools([weather, clock])
+    reopened = ChatSession.open(store, session.conversation_id or 0)
+    assert reopened.tools == (weather, clock)
+    assert reopened.title == "weather?"
+    assert reopened.has_more is False
+    assert [(m.role, m.text) for m in reopened.loaded_messages] == [
+        ("user", "weather?"), ("assistant", ""), ("tool", "sunny"),
+    ]  # fmt: skip
+    context = reopened.history.messages()
+    assert [m.role for m in context] == ["user", "assistant", "tool"]
+    assert context[1].tool_calls[0].arguments == '{"c":1}'
+    assert context[2].tool_call_id == "c1"
+
+
+def test_an_opened_conversation_knows_its_alternatives_and_captures(store: Store) -> None:
+    session = ChatSession(store)
+    session.user_sent("hi", endpoint_name="e", model="m")
+    store.add_capture("cap-a", "a.sscap", 1)
+    for text, capture in (("one", "cap-a"), ("two", None)):
+        session.answer_started(alternative=text == "two")
+        session.answer_finished(Turn(text=text, outcome=Outcome.COMPLETED), capture)
+    reopened = ChatSession.open(store, session.conversation_id or 0)
+    assert reopened.capture_ids() == [None, "cap-a", None]
+    assert reopened.history.alternatives() == (1, 2)
+    reopened.choose(0)  # the first alternative's row becomes the chosen one
+    rows = store.load_conversation(session.conversation_id or 0).messages
+    assert [m.turn.chosen for m in rows if m.turn] == [True, False]
+    reopened.history.regenerate()
+    reopened.answer_started(alternative=True)
+    reopened.answer_finished(Turn(text="three", outcome=Outcome.COMPLETED))
+    rows = store.load_conversation(session.conversation_id or 0).messages
+    groups = {m.turn.alt_group for m in rows if m.turn}
+    assert len(groups) == 1 and [m.text for m in rows] == ["hi", "one", "two", "three"]
+
+
+def test_a_conversation_opens_with_its_latest_messages(store: Store) -> None:
+    session = ChatSession(store)
+    for i in range(3):
+        session.user_sent(f"q{i}", endpoint_name="e", model="m")
+    reopened = ChatSession.open(store, session.conversation_id or 0, limit=2)
+    assert reopened.has_more is True
+    assert [m.text for m in reopened.loaded_messages] == ["q1", "q2"]
+
+
+def test_editing_the_last_message_takes_it_and_its_answer_back(store: Store) -> None:
+    session = ChatSession(store)
+    session.user_sent("first", endpoint_name="e", model="m")
+    session.answer_started(alternative=False)
+    session.answer_finished(Turn(text="a1", outcome=Outcome.COMPLETED))
+    session.user_sent("second", endpoint_name="e", model="m")
+    session.answer_started(alternative=False)
+    session.answer_finished(Turn(text="a2", outcome=Outcome.COMPLETED))
+    assert session.edit_last() == "second"
+    assert [m.text for m in store.load_messages(session.conversation_id or 0)] == ["first", "a1"]
+    # the next answer is a new step, not an alternative of the removed one
+    session.user_sent("second, edited", endpoint_name="e", model="m")
+    session.answer_started(alternative=False)
+    session.answer_finished(Turn(text="a2'", outcome=Outcome.COMPLETED))
+    rows = store.load_conversation(session.conversation_id or 0).messages
+    turns = [m for m in rows if m.turn]
+    assert [m.text for m in turns] == ["a1", "a2'"]
+    assert turns[0].turn is not None and turns[1].turn is not None
+    assert turns[0].turn.alt_group != turns[1].turn.alt_group
+    session.answer_started(alternative=True)  # regenerating the edited answer
+    session.answer_finished(Turn(text="a2''", outcome=Outcome.COMPLETED))
+    rows = store.load_conversation(session.conversation_id or 0).messages
+    assert [m.turn.alt_group for m in rows if m.turn][1:] == [turns[1].id, turns[1].id]
