@@ -162,9 +162,11 @@ def write_repro_bundle(
     return zip_path
 
 
-MAX_CAPTURE_BYTES = 1 << 30
-"""The most a bundle's capture may inflate to (1 GiB). The app's own captures stay well
-below (a 1M-frame capture is 280 MB); past this a bundle is refused, not read into memory."""
+MAX_CAPTURE_BYTES = 512 << 20
+"""The most a bundle's capture may inflate to (512 MiB). Reading a capture holds about 0.8×
+its size (a 1 GB one peaked at 782 MB), so this keeps opening any bundle under 512 MB of
+memory; the app's own captures stay well below (a 1M-frame capture is 280 MB). Past this a
+bundle is refused, not read into memory."""
 
 MAX_INFLATE_RATIO = 200
 """How many times its compressed size a bundle's capture may inflate to, judged once past
