@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import ast
 import base64
+import http.server
+import json
 import os
 import shutil
 import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from streamscope.core.net.curl import (
+    HEREDOC_OVER,
     CurlParseError,
     ParsedRequest,
     parse_curl,
@@ -183,3 +190,88 @@ def test_to_httpx_python_reads_the_key_from_the_environment() -> None:
     assert url_value == url.replace(KEY, "K")
     assert headers_value == {"x-goog-api-key": "K", "X-Odd": "q'\""}
     assert body_value == BODY.encode()
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Keeps each POST's headers and exact body (Content-Length; HTTP/1.1, so curl's
+    ``Expect: 100-continue`` is answered)."""
+
+    protocol_version = "HTTP/1.1"
+    received: ClassVar[list[tuple[dict[str, str], bytes]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append((dict(self.headers.items()), body))
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+
+@pytest.fixture
+def recorder() -> Iterator[tuple[str, list[tuple[dict[str, str], bytes]]]]:
+    received: list[tuple[dict[str, str], bytes]] = []
+    handler = type("Handler", (_Recorder,), {"received": received})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions", received
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def awkward_body(size: int) -> bytes:
+    """A chat request of about ``size`` bytes whose text has every character a shell could
+    trip on: quotes, $, backticks, backslashes, newlines, non-ASCII, and the delimiter."""
+    turn = (
+        "It's \"quoted\" — $HOME `uname` $(id) \\n \\\\ 'single' Zürich 日本 🚀 !event\n"
+        "JSON\nEOF\n\tend of line\r\n"
+    )
+    messages = []
+    while len(json.dumps(messages, ensure_ascii=False).encode()) < size:
+        messages.append({"role": "user", "content": turn * 8})
+    text = json.dumps({"model": "m", "stream": True, "messages": messages}, ensure_ascii=False)
+    return text.encode()
+
+
+@pytest.mark.skipif(
+    shutil.which("bash") is None or shutil.which("curl") is None, reason="bash, curl"
+)
+@pytest.mark.parametrize("size", [50_000, 300_000], ids=["50KB", "300KB"])
+def test_copied_curl_runs_in_bash_and_sends_the_exact_body(
+    size: int, recorder: tuple[str, list[tuple[dict[str, str], bytes]]], tmp_path: Path
+) -> None:
+    """Pasted into a terminal, the command is no argument of anything: bash runs a file."""
+    url, received = recorder
+    body = awkward_body(size)
+    headers = [("Authorization", "Bearer sk-real"), ("content-type", "application/json")]
+    command = to_curl("POST", url, headers, body)
+    assert ("--data-raw" in command) == (len(body) <= HEREDOC_OVER)
+    script = tmp_path / "copied.sh"
+    script.write_text(command, encoding="utf-8")
+    done = subprocess.run(
+        ["bash", str(script)],
+        capture_output=True,
+        env={**os.environ, "API_KEY": "sk-from-env"},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout == b"ok"
+    [(got_headers, got_body)] = received
+    assert got_body == body
+    assert got_headers["Authorization"] == "Bearer sk-from-env"
+    assert got_headers["content-type"] == "application/json"
+
+
+def test_the_heredoc_delimiter_never_occurs_in_the_body() -> None:
+    body = ("x" * HEREDOC_OVER + "\nJSON\nJSON1 JSON2\n").encode()
+    command = to_curl("POST", "http://h/", {}, body)
+    assert command.startswith(f"head -c {len(body)} <<'JSON3' | curl ")
+    assert command.endswith("\nJSON3\n") and command.count("JSON3") == 2

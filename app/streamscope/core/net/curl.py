@@ -11,11 +11,24 @@ write a runnable request with the key left to the environment (``$API_KEY``), an
 Key headers (``Authorization``, ``x-api-key``, ``x-goog-api-key``, ``api-key``) and key
 query parameters (``key=``) become ``$API_KEY`` whatever they held (a real key or the
 ``***`` of a redacted capture); cookies are left out. Everything else is single-quoted.
+
+A body over :data:`HEREDOC_OVER` bytes (a long conversation) would be one argument over
+Linux's 128 KB limit for a single argument ("Argument list too long"), so it goes through
+stdin instead, as a quoted here-document (no expansion inside) whose delimiter does not occur
+in the body; ``head -c`` drops the newline the here-document adds, so the bytes sent are the
+body's exactly::
+
+    head -c 314159 <<'JSON' | curl -sN -X POST 'https://api.example.com/v1/chat/completions' \
+      -H "Authorization: Bearer $API_KEY" \
+      --data-binary @-
+    {"model": …}
+    JSON
 """
 
 from __future__ import annotations
 
 import base64
+import itertools
 import re
 import shlex
 from collections.abc import Iterable, Mapping
@@ -24,9 +37,18 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from streamscope.core.redact import SECRET_HEADERS, SECRET_QUERY_KEYS
 
-__all__ = ["CurlParseError", "ParsedRequest", "parse_curl", "to_curl", "to_httpx_python"]
+__all__ = [
+    "HEREDOC_OVER",
+    "CurlParseError",
+    "ParsedRequest",
+    "parse_curl",
+    "to_curl",
+    "to_httpx_python",
+]
 
 KEY_VAR = "API_KEY"
+HEREDOC_OVER = 100_000
+"""Bodies longer than this (in bytes) are sent from a here-document, not an argument."""
 _PLACEHOLDER = "STREAMSCOPE-API-KEY-PLACEHOLDER"
 _DROP_HEADERS = frozenset({"content-length", "host", "transfer-encoding", "connection"})
 _COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
@@ -102,15 +124,29 @@ def to_curl(method: str, url: str, headers: Headers, body: bytes | None) -> str:
             lines.append(f"-H {_double_quoted(f'{name}: {value}')}")
         else:
             lines.append(f"-H {shlex.quote(f'{name}: {value}')}")
-    prefix = ""
+    prefix = suffix = ""
     if body:
         try:
-            lines.append(f"--data-raw {shlex.quote(body.decode('utf-8'))}")
+            text = body.decode("utf-8")
         except UnicodeDecodeError:
+            text = None
+        if text is None or "\0" in text:  # (a shell cannot carry a NUL byte)
             encoded = base64.b64encode(body).decode("ascii")
             prefix = f"printf %s {encoded} | base64 -d | "
             lines.append("--data-binary @-")
-    return prefix + " \\\n  ".join(lines) + "\n"
+        elif len(body) > HEREDOC_OVER:
+            delimiter = _delimiter(text)
+            prefix = f"head -c {len(body)} <<'{delimiter}' | "
+            lines.append("--data-binary @-")
+            suffix = f"{text}\n{delimiter}\n"
+        else:
+            lines.append(f"--data-raw {shlex.quote(text)}")
+    return prefix + " \\\n  ".join(lines) + "\n" + suffix
+
+
+def _delimiter(text: str) -> str:
+    """A here-document delimiter that does not occur anywhere in ``text``."""
+    return next(d for n in itertools.count() if (d := f"JSON{n or ''}") not in text)
 
 
 def to_httpx_python(method: str, url: str, headers: Headers, body: bytes | None) -> str:
