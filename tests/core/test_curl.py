@@ -24,6 +24,7 @@ from streamscope.core.net.curl import (
     to_curl,
     to_httpx_python,
 )
+from streamscope.core.net.raw_request import MovedSecret, raw_from_curl
 
 KEY = "sk-CURL-SECRET-1"
 BODY = (
@@ -275,3 +276,104 @@ def test_the_heredoc_delimiter_never_occurs_in_the_body() -> None:
     command = to_curl("POST", "http://h/", {}, body)
     assert command.startswith(f"head -c {len(body)} <<'JSON3' | curl ")
     assert command.endswith("\nJSON3\n") and command.count("JSON3") == 2
+
+
+# -- what browsers paste ---------------------------------------------------------------------
+
+BROWSER_COPIES = sorted((Path(__file__).parent / "fixtures" / "curl").glob("*.txt"))
+
+
+@pytest.mark.parametrize("path", BROWSER_COPIES, ids=lambda p: p.stem)
+def test_a_browser_copy_parses_to_the_request_it_was_copied_from(path: Path) -> None:
+    """Chrome/Edge (bash, cmd), Firefox (POSIX, Windows), Safari: quotes, newlines, tabs,
+    backslashes, $, %, ^, !, & and non-ASCII in the body, a key in Authorization."""
+    original = json.loads(path.with_suffix(".expected.json").read_text(encoding="utf-8"))
+    parsed = parse_curl(path.read_bytes().decode("utf-8"))  # (the exact bytes: CRLF stays)
+    assert parsed.method == original["method"]
+    assert parsed.url == original["url"]
+    assert parsed.headers == [tuple(h) for h in original["headers"]]
+    assert parsed.body == original["body"].encode("utf-8")
+    raw, moved = raw_from_curl(parsed, environ={})
+    key = next(v for k, v in parsed.headers if k.lower() == "authorization")
+    assert MovedSecret("authorization", key) in moved
+    assert key.removeprefix("Bearer ") not in repr(raw)
+    assert raw.body == json.loads(original["body"])
+
+
+@pytest.mark.parametrize(
+    ("quoted", "text"),
+    [
+        (r"$'a\nb\tc\r\\d\'e\"f\?'", "a\nb\tc\r\\d'e\"f?"),
+        (r"$'\e[0m\a\b\f\v\cA'", "\x1b[0m\a\b\f\v\x01"),
+        (r"$'Z\xfcrich'", "Zürich"),  # Firefox/Safari: a code point under 256
+        (r"$'Z\xc3\xbcrich \303\274'", "Zürich ü"),  # bytes that make UTF-8
+        (r"$'\u65e5\u672c \U0001F680 \ud83d\ude80 \041'", "日本 🚀 🚀 !"),
+        (r"$'\x4\x41\101\u41g'", "\x04AAAg"),  # short forms end at the first non-digit
+        (r"a$'b'\"c\"'d'\ e", 'ab"c"d e'),  # quoted pieces glue into one word
+    ],
+)
+def test_ansi_c_quoting_decodes_what_bash_does(quoted: str, text: str) -> None:
+    assert parse_curl(f"curl http://h/ --data-raw {quoted}").body == text.encode("utf-8")
+
+
+def test_cmd_carets_quotes_and_continuations() -> None:
+    command = (
+        'curl ^"http://h/p?q=1^&r=^%^TEMP^%^" ^\r\n'
+        '  -H "X-Old: plain \\^"quoted\\^" value" ^\r\n'  # older Chrome: "…" without ^
+        '  -H ^"X-Quote: a \\^"b\\^" \\\\ c^" ^\r\n'
+        '  --data-raw ^"line1^\r\n\r\nline2 ""^"'
+    )
+    p = parse_curl(command)
+    assert p.url == "http://h/p?q=1&r=%TEMP%"
+    assert p.headers[:2] == [("X-Old", 'plain "quoted" value'), ("X-Quote", 'a "b" \\ c')]
+    assert p.body == b'line1\nline2 "'
+
+
+def test_curl_exe_does_not_double_backslashes() -> None:
+    """Firefox's curl.exe form escapes quotes but leaves backslashes single."""
+    p = parse_curl(
+        'curl.exe ^"http://h/^" --data-raw ^"^{^\\^"a^\\^": ^\\^"x^\\^\\^"y \\n^\\^"^}^"'
+    )
+    assert p.body == b'{"a": "x\\"y \\n"}'
+
+
+def test_options_browsers_and_people_use() -> None:
+    p = parse_curl(
+        "curl 'http://h/a\\[1\\]' -H 'X-Empty;' -b 'a=1; b=2' --data-urlencode 'q=a b&c' "
+        "--data-urlencode '=x/y' --data-urlencode plain"
+    )
+    assert p.url == "http://h/a[1]"  # curl's glob escapes undone
+    assert p.headers[:2] == [("X-Empty", ""), ("Cookie", "a=1; b=2")]
+    assert p.body == b"q=a%20b%26c&x%2Fy&plain"
+    assert p.method == "POST"
+    assert parse_curl("curl -g 'http://h/a\\[1\\]'").url == "http://h/a\\[1\\]"
+    assert parse_curl("curl -sI http://h/").method == "HEAD"
+    assert parse_curl("curl -XDELETE http://h/ # a comment").method == "DELETE"
+
+
+def test_bodies_from_standard_input() -> None:
+    big = ('{"content": "' + "x'$`\\\"\n" * 30_000 + '"}').encode()
+    assert parse_curl(to_curl("POST", "http://h/", {}, big)).body == big  # our heredoc form
+    binary = bytes(range(256))
+    assert parse_curl(to_curl("POST", "http://h/", {}, binary)).body == binary  # base64 form
+    p = parse_curl("curl http://h/ --data-binary @- <<'EOF'\n{\"a\": 1}\nEOF\n")
+    assert p.body == b'{"a": 1}\n'  # a here-document ends with a newline
+    p = parse_curl("cat <<EOF | curl -d @- http://h/\na=1\r\n&b=2\nEOF")
+    assert p.body == b"a=1&b=2"  # -d drops line breaks from what it reads
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("curl -d @- http://h/", "nothing is piped in"),
+        ("curl -b cookies.txt http://h/", "cookies from a file"),
+        ("curl --data-urlencode name@file http://h/", "reading a file"),
+        ("jq . | curl -d @- http://h/", "jq before curl reads nothing"),
+        ("curl http://h/ <<EOF\nno end", "no closing EOF line"),
+        ("curl $'open", "cannot split"),
+        ('curl ^"http://h/^" -d "open', "cannot split"),
+    ],
+)
+def test_more_parse_errors_say_what_is_wrong(command: str, message: str) -> None:
+    with pytest.raises(CurlParseError, match=message):
+        parse_curl(command)
