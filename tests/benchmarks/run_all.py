@@ -2,8 +2,9 @@
 
     .venv/bin/python tests/benchmarks/run_all.py [--quick]
 
-Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``), then the GUI
-firehose, the 1,000,000-frame capture and the cold start (``bench_gui.py``). Takes a few
+Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``), the text diff of Compare
+two turns, then the GUI firehose, the 1,000,000-frame capture and the cold start
+(``bench_gui.py``). Takes a few
 minutes; every subprocess has a timeout, every server listens on 127.0.0.1 and is stopped.
 Exit code 1 when a target is missed.
 """
@@ -11,7 +12,9 @@ Exit code 1 when a target is missed.
 from __future__ import annotations
 
 import argparse
+import random
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,6 +52,24 @@ def pipeline_rows(quick: bool) -> list[Row]:
     ]
 
 
+def text_diff_rows() -> list[Row]:
+    """Compare two turns' word diff (a worker thread runs it; the window never waits)."""
+    from streamscope.core.capture.text_diff import text_diff
+
+    rng = random.Random(1)
+    vocab = ["the", "a", "of", "and", "to", "in", *(f"w{i}" for i in range(2000))]
+    rows = []
+    for n in (10_000, 100_000):
+        words = [rng.choice(vocab) + ("\n\n" if i % 40 == 39 else " ") for i in range(n)]
+        changed = [("CHANGED " if i % 50 == 5 else w) for i, w in enumerate(words)]
+        t0 = time.perf_counter()
+        diff = text_diff("".join(words), "".join(changed))
+        elapsed = time.perf_counter() - t0
+        name = f"text diff {n:,} words (1 in 50 changed)"
+        rows += [info(name, "compared", diff.how), check(name, "time", elapsed, 2.0, ".2f", " s")]
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller capture, fewer runs")
@@ -57,6 +78,7 @@ def main() -> int:
     print("decoder done", file=sys.stderr, flush=True)
     rows += pipeline_rows(args.quick)
     print("pipeline done", file=sys.stderr, flush=True)
+    rows += text_diff_rows()
     for name, bench in bench_gui.BENCHES.items():
         rows += bench(args.quick)
         print(f"{name} done", file=sys.stderr, flush=True)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
+import random
 from collections.abc import Iterator
 
 import pytest
 
+from streamscope.core.capture import text_diff as text_diff_module
 from streamscope.core.capture.compare import (
     Comparison,
+    TurnSide,
     align_frames,
     compare_turns,
     gap_stats,
@@ -19,7 +23,9 @@ from streamscope.core.capture.compare import (
 from streamscope.core.capture.format import Capture
 from streamscope.core.capture.frames_export import FrameRecord
 from streamscope.core.capture.recorder import CaptureRecorder
+from streamscope.core.capture.text_diff import text_diff
 from streamscope.core.net.client import StreamClient, StreamTimeouts
+from streamscope.core.turn.model import Turn
 from streamscope.core.wire.conversation import Conversation, Message
 from streamscope.core.wire.dialects import get_dialect
 from streamscope.demo.server import DemoServer
@@ -131,3 +137,74 @@ def test_frames_align_by_index_and_by_time() -> None:
     ]  # fmt: skip
     stats = gap_stats(b)
     assert stats.count == 2 and stats.max == pytest.approx(0.052)
+
+
+def long_text(n: int, changed_every: int = 0, seed: int = 7, line: int = 40) -> str:
+    """``n`` words of a small vocabulary (so common words repeat, as in prose), a paragraph
+    break every ``line`` words; every ``changed_every``-th word replaced by ``CHANGED``."""
+    rng = random.Random(seed)
+    vocab = ["the", "a", "of", "and", "to", "in", *(f"w{i}" for i in range(2000))]
+    out = []
+    for i in range(n):
+        word = rng.choice(vocab)
+        if changed_every and i % changed_every == 5:
+            word = "CHANGED"
+        out.append(word + ("\n\n" if i % line == line - 1 else " "))
+    return "".join(out)
+
+
+def test_a_changed_stretch_keeps_the_whole_words_at_its_ends() -> None:
+    # tokens are words with their trailing space: "fox" and "fox " differ, yet fox is kept
+    assert [(op.tag, op.a, op.b) for op in text_diff("a fox", "a fox jumps").ops] == [
+        ("equal", "a fox", "a fox"),
+        ("insert", "", " jumps"),
+    ]
+    assert [(op.tag, op.a, op.b) for op in text_diff("x final word.", "x final").ops] == [
+        ("equal", "x final", "x final"),
+        ("delete", " word.", ""),
+    ]
+    assert [op.tag for op in text_diff("a quick", "a quack").ops] == ["equal", "replace"]
+    assert text_diff("", "").ops == () and text_diff("same", "same").unit == "word"
+
+
+def test_a_10000_word_answer_is_diffed_word_by_word() -> None:
+    a, b = long_text(10_000), long_text(10_000, changed_every=100)
+    diff = text_diff(a, b)
+    assert diff.unit == "word" and not diff.coarsened
+    assert "".join(op.a for op in diff.ops) == a and "".join(op.b for op in diff.ops) == b
+    changed = [op for op in diff.ops if op.tag != "equal"]
+    assert len(changed) == 100
+    assert all(op.b.strip() == "CHANGED" and op.a.strip() for op in changed)
+
+
+def test_the_word_diff_work_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """difflib never sees more than MAX_TOKENS items a side, with autojunk on."""
+    seen: list[tuple[int, int, bool]] = []
+    real = difflib.SequenceMatcher
+
+    class Spy(real):  # type: ignore[misc,valid-type]
+        def __init__(self, isjunk: None, a: list[str], b: list[str], autojunk: bool = True):
+            seen.append((len(a), len(b), autojunk))
+            super().__init__(isjunk, a, b, autojunk)
+
+    monkeypatch.setattr(difflib, "SequenceMatcher", Spy)
+    monkeypatch.setattr(text_diff_module, "MAX_TOKENS", 2_000)
+    a, b = long_text(30_000, seed=1), long_text(30_000, seed=2)  # differ from end to end
+    diff = text_diff(a, b)
+    assert seen and all(max(na, nb) <= 2_000 and junk for na, nb, junk in seen)
+    assert diff.coarsened and diff.unit == "line"
+    assert "".join(op.a for op in diff.ops) == a and "".join(op.b for op in diff.ops) == b
+    seen.clear()
+    a, b = long_text(30_000, seed=1, line=5), long_text(30_000, seed=2, line=5)
+    diff = text_diff(a, b)  # 12,000 lines a side: not even the lines are compared
+    assert diff.unit == "text" and seen == []
+    assert [op.tag for op in diff.ops] == ["replace", "equal"]  # (both end with "\n\n")
+
+
+def test_a_coarsened_diff_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(text_diff_module, "MAX_TOKENS", 30)  # < a 40-word paragraph
+    turn_a, turn_b = Turn(text=long_text(400, seed=1)), Turn(text=long_text(400, seed=2))
+    result = compare_turns(TurnSide("A", turn_a), TurnSide("B", turn_b))
+    assert result.text.coarsened
+    text_line = next(d for d in result.differences() if d.startswith("text: "))
+    assert text_line.endswith("differ (compared line by line: too long to compare word by word)")

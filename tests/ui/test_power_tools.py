@@ -192,6 +192,37 @@ def test_import_curl_moves_the_key_to_the_keyring(
     assert QGuiApplication.clipboard().text() == copied
 
 
+@pytest.mark.parametrize("browser", ["chrome_cmd", "firefox_posix"])
+def test_a_browser_copy_pasted_into_the_composer_imports_with_the_key_in_the_keyring(
+    window: MainWindow,
+    qtbot: QtBot,
+    ring: MemoryKeyring,
+    monkeypatch: pytest.MonkeyPatch,
+    browser: str,
+) -> None:
+    fixture = Path(__file__).parents[1] / "core" / "fixtures" / "curl" / f"{browser}.txt"
+    original = json.loads(fixture.with_suffix(".expected.json").read_text(encoding="utf-8"))
+    key = next(v for k, v in original["headers"] if k.lower() == "authorization")
+    refused: list[str] = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: refused.append(str(a[2])))
+    QGuiApplication.clipboard().setText(fixture.read_bytes().decode("utf-8"))
+    editor = window.composer.editor
+    editor.setFocus()
+    qtbot.keyClick(editor, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    assert refused == []
+    dialog = tools_of(window).dialogs[-1]
+    assert isinstance(dialog, EditResendDialog)
+    assert dialog.url_edit.text() == original["url"]
+    assert json.loads(dialog.body_edit.toPlainText()) == json.loads(original["body"])
+    shown = "\n".join([v for _, v in dialog.headers()] + [dialog.body_edit.toPlainText()])
+    assert key.removeprefix("Bearer ") not in shown
+    name = next(k for k, _ in original["headers"] if k.lower() == "authorization")
+    assert (name, "Bearer ***") in dialog.headers()
+    account = secret_account(original["url"], "authorization")
+    assert ring.items[("StreamScope", account)] == key
+
+
 def test_pasting_a_curl_command_into_the_composer_offers_import(
     window: MainWindow, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,14 +3,18 @@ them side by side — what differs, the metrics, the word diff of the text, the 
 compared as JSON, and the frames aligned by index or by time.
 
 Both sides are replayed from their captures (instantly) through the same pipeline, so a
-session turn and a saved capture compare alike. The comparison runs in a task the dialog
-owns (:meth:`CompareDialog.compare` returns it; closing the dialog cancels it).
+session turn and a saved capture compare alike. Replaying and diffing are CPU work (a long
+answer is tens of thousands of words), so they run in the dialog's worker thread while the
+dialog shows "Comparing…"; the task awaiting them is the dialog's (:meth:`CompareDialog.compare`
+returns it; closing the dialog cancels it). A text diff too long to compare word by word is
+coarsened, and the dialog says so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -24,6 +28,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -36,16 +41,16 @@ from PySide6.QtWidgets import (
 from streamscope.core.capture.compare import (
     Comparison,
     FrameRow,
+    TextDiff,
     WordOp,
     align_frames,
-    compare_turns,
-    load_side,
+    compare_captures,
 )
 from streamscope.core.capture.format import Capture, CaptureError, read_capture
 from streamscope.core.capture.frames_export import FrameRecord
 from streamscope.ui.turn_recorder import SessionTurn
 
-__all__ = ["CompareDialog", "word_diff_html"]
+__all__ = ["CompareDialog", "comparison_html", "word_diff_html"]
 
 MAX_FRAME_ROWS = 5000
 """Aligned frame rows shown (a table of widgets items; a firehose turn is cut here)."""
@@ -75,6 +80,31 @@ def word_diff_html(ops: tuple[WordOp, ...] | list[WordOp]) -> str:
     return f'<div style="white-space:pre-wrap">{body}</div>'
 
 
+def comparison_html(result: Comparison) -> str:
+    """The Text diff tab: a note when a diff was coarsened, the reasoning's diff (if any),
+    then the text's. Plain Python, so it is built in the worker thread too."""
+    note = "".join(
+        f'<p style="color:#9a6700">{what} compared {diff.how}, not word by word: the '
+        "answers are too long for a word diff.</p>"
+        for what, diff in (("Reasoning", result.reasoning), ("Text", result.text))
+        if diff.coarsened
+    )
+    text = word_diff_html(result.text_ops)
+    if any(op.a or op.b for op in result.reasoning_ops):
+        text = f"<h4>Reasoning</h4>{word_diff_html(result.reasoning_ops)}<h4>Text</h4>{text}"
+    return note + text
+
+
+def _compute(a: tuple[str, Capture], b: tuple[str, Capture]) -> tuple[Comparison, str]:
+    """Replay, compare and lay out the text diff (in the dialog's worker thread)."""
+    result = compare_captures(a[1], b[1], (f"A: {a[0]}", f"B: {b[0]}"))
+    return result, comparison_html(result)
+
+
+def _coarse(diff: TextDiff, what: str) -> list[str]:
+    return [f"{what} compared {diff.how} (too long for a word diff)"] if diff.coarsened else []
+
+
 def _frame_text(frame: FrameRecord | None) -> str:
     if frame is None:
         return ""
@@ -94,6 +124,7 @@ class CompareDialog(QDialog):
         self.sources: list[tuple[str, Capture]] = [(t.label, t.capture) for t in turns]
         self.comparison: Comparison | None = None
         self._task: asyncio.Task[Comparison] | None = None
+        self._pool: ThreadPoolExecutor | None = None
 
         self.combo_a = QComboBox(self)
         self.combo_b = QComboBox(self)
@@ -140,16 +171,24 @@ class CompareDialog(QDialog):
         fb.setContentsMargins(0, 0, 0, 0)
         fb.addWidget(self.align_combo)
         fb.addWidget(self.frames_table, 1)
+        self.frames_note = QLabel(self)  # says when the rows are cut at MAX_FRAME_ROWS
+        fb.addWidget(self.frames_note)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(summary_box, "Summary")
         self.tabs.addTab(self.text_view, "Text diff")
         self.tabs.addTab(self.tools_view, "Tool calls")
         self.tabs.addTab(frames_box, "Frames")
         self.status = QLabel(self)
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 0)  # busy: how long a diff takes is not known ahead
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumHeight(8)
+        self.progress.hide()
 
         layout = QVBoxLayout(self)
         layout.addLayout(pick)
         layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.progress)
         layout.addWidget(self.status)
         self._fill_combos()
 
@@ -211,34 +250,53 @@ class CompareDialog(QDialog):
             return None
         if self._task is not None and not self._task.done():
             self._task.cancel()
-        self.status.setText("Comparing…")
+        self._set_busy(True)
         self._task = asyncio.ensure_future(self._compare(self.sources[ia], self.sources[ib]))
         self._task.add_done_callback(self._on_task_done)
         return self._task
 
+    @property
+    def busy(self) -> bool:
+        """Whether a comparison is running (the dialog shows "Comparing…")."""
+        return self._task is not None and not self._task.done()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.compare_button.setEnabled(not busy)
+        if busy:
+            self.status.setText("Comparing…")
+
     async def _compare(self, a: tuple[str, Capture], b: tuple[str, Capture]) -> Comparison:
-        side_a = await load_side(a[1], f"A: {a[0]}")
-        side_b = await load_side(b[1], f"B: {b[0]}")
-        return compare_turns(side_a, side_b)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="compare")
+        loop = asyncio.get_running_loop()
+        result, text_html = await loop.run_in_executor(self._pool, _compute, a, b)
+        self.show_result(result, text_html)
+        return result
 
     def _on_task_done(self, task: asyncio.Task[Comparison]) -> None:
+        if task is self._task:
+            self._set_busy(False)
         if task.cancelled():
             return
         exc = task.exception()
         if exc is not None:
             self.status.setText(f"Could not compare: {type(exc).__name__}: {exc}")
-            return
-        self.show_result(task.result())
 
-    def show_result(self, result: Comparison) -> None:
+    def show_result(self, result: Comparison, text_html: str | None = None) -> None:
+        """Fill the tabs (``text_html``: :func:`comparison_html` of ``result``, if made)."""
         self.comparison = result
         differences = result.differences()
         lines = [result.a.label, result.b.label, ""]
         lines += [f"• {d}" for d in differences] or ["No differences (timings aside)."]
         self.summary.setPlainText("\n".join(lines))
+        coarse = _coarse(result.reasoning, "reasoning") + _coarse(result.text, "text")
         self.status.setText(
-            f"{len(differences)} difference{'s' if len(differences) != 1 else ''} (timings aside)"
-        )
+            " · ".join(
+                [f"{len(differences)} difference{'s' if len(differences) != 1 else ''}"
+                 " (timings aside)", *coarse]
+            )
+        )  # fmt: skip
         table = self.metrics_table
         table.setRowCount(len(result.metrics))
         for row, m in enumerate(result.metrics):
@@ -251,12 +309,7 @@ class CompareDialog(QDialog):
         table.resizeColumnToContents(0)
         for col in (1, 2):
             table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
-        text = word_diff_html(result.text_ops)
-        if result.reasoning_ops and any(op.a or op.b for op in result.reasoning_ops):
-            text = (
-                "<h4>Reasoning</h4>" + word_diff_html(result.reasoning_ops) + "<h4>Text</h4>" + text
-            )
-        self.text_view.setHtml(text)
+        self.text_view.setHtml(comparison_html(result) if text_html is None else text_html)
         self.tools_view.setPlainText(self._tools_text(result))
         self._fill_frames()
 
@@ -286,8 +339,10 @@ class CompareDialog(QDialog):
     def _fill_frames(self, *_args: object) -> None:
         all_rows = self.frame_rows()
         rows = all_rows[:MAX_FRAME_ROWS]
-        if len(all_rows) > len(rows):
-            self.status.setText(f"Showing the first {len(rows):,} of {len(all_rows):,} frame rows")
+        cut = len(all_rows) > len(rows)
+        self.frames_note.setText(
+            f"Showing the first {len(rows):,} of {len(all_rows):,} frame rows" if cut else ""
+        )
         table = self.frames_table
         table.setUpdatesEnabled(False)
         table.setRowCount(len(rows))
@@ -315,4 +370,7 @@ class CompareDialog(QDialog):
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._task is not None and not self._task.done():
             self._task.cancel()
+        if self._pool is not None:  # a diff under way finishes on its own; its result is dropped
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
         super().closeEvent(event)

@@ -6,6 +6,7 @@ import it instead of sending it as a chat message (:class:`CurlPasteFilter`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -25,8 +26,12 @@ from streamscope.core.net.raw_request import RawRequestError, raw_from_curl
 __all__ = ["CurlImportDialog", "CurlPasteFilter", "looks_like_curl"]
 
 
+_CURL_START = re.compile(r"\s*(?:head -c \d+ <<'?\w+'? \| )?curl(?:\.exe)?[ \t]")
+"""A curl command, or the here-document form Copy as curl writes for a long body."""
+
+
 def looks_like_curl(text: str) -> bool:
-    return text.lstrip().startswith(("curl ", "curl\t", "curl.exe "))
+    return _CURL_START.match(text) is not None
 
 
 class CurlImportDialog(QDialog):
@@ -57,8 +62,9 @@ class CurlImportDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(
             QLabel(
-                "Paste a curl command. URL, -X, -H, -d/--data*, --json are read; a key in "
-                "Authorization / x-api-key / x-goog-api-key moves to the keyring.",
+                "Paste a curl command — a browser's Copy as cURL (bash or cmd) works too. URL, "
+                "-X, -H, -b, -d/--data*, --json are read; a key in Authorization / x-api-key / "
+                "x-goog-api-key moves to the keyring.",
                 self,
             )
         )

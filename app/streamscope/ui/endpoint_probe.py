@@ -12,6 +12,7 @@ import httpx
 
 from streamscope.core.net import models_api
 from streamscope.core.net.endpoints import Endpoint
+from streamscope.core.net.env_proxy import ProxySettingError
 
 __all__ = ["ClientFactory", "DemoBaseUrl", "EndpointProbe"]
 
@@ -57,13 +58,24 @@ class EndpointProbe:
     async def models(self, ep: Endpoint, api_key: str | None) -> list[str]:
         """The model names; :class:`~streamscope.core.net.models_api.ModelListError` says why
         not."""
-        async with self._client_factory(ep) as client:
+        async with self._client(ep) as client:
             return await models_api.fetch_models(ep, api_key, client, base_url=self._base(ep))
 
     async def test(self, ep: Endpoint, api_key: str | None) -> tuple[bool, str]:
         """``(True, "Connected · 12 models · 0.21 s")`` or ``(False, what went wrong)``."""
-        async with self._client_factory(ep) as client:
+        try:
+            client = self._client(ep)
+        except models_api.ModelListError as exc:
+            return False, str(exc)
+        async with client:
             return await models_api.test_connection(ep, api_key, client, base_url=self._base(ep))
+
+    def _client(self, ep: Endpoint) -> httpx.AsyncClient:
+        """A client for ``ep``; an unusable proxy variable is a ModelListError."""
+        try:
+            return self._client_factory(ep)
+        except ProxySettingError as exc:
+            raise models_api.ModelListError(str(exc)) from None
 
     def _base(self, ep: Endpoint) -> str | None:
         if ep.is_demo and self.demo_base_url is not None:

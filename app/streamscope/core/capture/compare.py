@@ -2,10 +2,10 @@
 
     a = await load_side(capture_a, "gateway A")
     b = await load_side(capture_b, "gateway B")
-    result = compare_turns(a, b)
+    result = compare_turns(a, b)  # or compare_captures(capture_a, capture_b), in a thread
     result.differences()          # ["finish reason: stop → length", "text: 12 words differ"]
     result.metrics                # rows for a table (timings flagged, never a "difference")
-    result.text_ops               # word-level diff (difflib over words and the spaces between)
+    result.text                   # word-level diff (text_diff.py: bounded, coarsened if huge)
     result.tool_calls             # per index: name, and the arguments compared as JSON
     align_frames(a.frames, b.frames, by="time")
 
@@ -17,10 +17,9 @@ parse, as raw strings.
 
 from __future__ import annotations
 
-import difflib
+import asyncio
 import itertools
 import math
-import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ import orjson
 from streamscope.core.capture.format import Capture
 from streamscope.core.capture.frames_export import FrameRecord, capture_frames
 from streamscope.core.capture.json_diff import ValueChange, json_diff
+from streamscope.core.capture.text_diff import TextDiff, WordOp, text_diff, word_diff
 from streamscope.core.turn.model import ToolCallState, Turn
 
 __all__ = [
@@ -38,19 +38,19 @@ __all__ = [
     "FrameRow",
     "GapStats",
     "Metric",
+    "TextDiff",
     "ToolCallComparison",
     "TurnSide",
     "ValueChange",
     "WordOp",
     "align_frames",
+    "compare_captures",
     "compare_turns",
     "gap_stats",
     "json_diff",
     "load_side",
     "word_diff",
 ]
-
-_WORDS = re.compile(r"\s+|[^\s]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,28 +179,17 @@ def _metrics(a: TurnSide, b: TurnSide) -> list[Metric]:
 # -- text -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class WordOp:
-    """One stretch of the word diff: ``equal``, ``delete`` (only in A), ``insert`` (only in
-    B) or ``replace``; ``a``/``b`` are the text of that stretch on each side."""
-
-    tag: Literal["equal", "delete", "insert", "replace"]
-    a: str
-    b: str
-
-
-def word_diff(a: str, b: str) -> list[WordOp]:
-    """A word-level diff; joining every op's ``a`` gives ``a`` back (and ``b`` gives ``b``)."""
-    wa, wb = _WORDS.findall(a), _WORDS.findall(b)
-    matcher = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
-    return [
-        WordOp(tag, "".join(wa[i1:i2]), "".join(wb[j1:j2]))
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-    ]
-
-
 def _changed_words(ops: Sequence[WordOp]) -> int:
     return sum(max(len(op.a.split()), len(op.b.split())) for op in ops if op.tag != "equal")
+
+
+def _changed_text(what: str, diff: TextDiff) -> list[str]:
+    """``["text: 12 words differ"]`` (and how it was compared when not by words), or ``[]``."""
+    changed = _changed_words(diff.ops)
+    if not changed:
+        return []
+    how = f" (compared {diff.how}: too long to compare word by word)" if diff.coarsened else ""
+    return [f"{what}: {changed} word{'s' if changed != 1 else ''} differ{how}"]
 
 
 # -- tool calls -------------------------------------------------------------------------
@@ -342,9 +331,17 @@ class Comparison:
     a: TurnSide
     b: TurnSide
     metrics: tuple[Metric, ...]
-    text_ops: tuple[WordOp, ...]
-    reasoning_ops: tuple[WordOp, ...]
+    text: TextDiff
+    reasoning: TextDiff
     tool_calls: tuple[ToolCallComparison, ...] = field(default=())
+
+    @property
+    def text_ops(self) -> tuple[WordOp, ...]:
+        return self.text.ops
+
+    @property
+    def reasoning_ops(self) -> tuple[WordOp, ...]:
+        return self.reasoning.ops
 
     @property
     def text_identical(self) -> bool:
@@ -353,12 +350,7 @@ class Comparison:
     def differences(self) -> list[str]:
         """What differs, timings excluded (empty: the two turns are the same)."""
         out = [f"{m.name}: {m.a} → {m.b}" for m in self.metrics if m.differs and not m.timing]
-        changed = _changed_words(self.text_ops)
-        if changed:
-            out.append(f"text: {changed} word{'s' if changed != 1 else ''} differ")
-        changed = _changed_words(self.reasoning_ops)
-        if changed:
-            out.append(f"reasoning: {changed} word{'s' if changed != 1 else ''} differ")
+        out += _changed_text("text", self.text) + _changed_text("reasoning", self.reasoning)
         for call in self.tool_calls:
             out += call.describe()
         return out
@@ -378,7 +370,17 @@ def compare_turns(a: TurnSide, b: TurnSide) -> Comparison:
         a,
         b,
         tuple(_metrics(a, b)),
-        tuple(word_diff(a.turn.text, b.turn.text)),
-        tuple(word_diff(a.turn.reasoning, b.turn.reasoning)),
+        text_diff(a.turn.text, b.turn.text),
+        text_diff(a.turn.reasoning, b.turn.reasoning),
         calls,
     )
+
+
+def compare_captures(a: Capture, b: Capture, labels: tuple[str, str] = ("A", "B")) -> Comparison:
+    """Replay both captures (instantly) and compare them. Synchronous, with an event loop of
+    its own, so that a window runs it in a worker thread (replay and diff are CPU work)."""
+
+    async def sides() -> tuple[TurnSide, TurnSide]:
+        return await load_side(a, labels[0]), await load_side(b, labels[1])
+
+    return compare_turns(*asyncio.run(sides()))

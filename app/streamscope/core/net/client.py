@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 import httpx
 import orjson
 
+from streamscope.core.net.env_proxy import ProxySettingError, environment_client
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
 from streamscope.core.redact import scrub, secret_values
 from streamscope.core.turn.model import Turn
@@ -93,10 +94,9 @@ class StreamClient:
     def _http(self, tls: TLSOptions) -> httpx.AsyncClient:
         client = self._clients.get(tls)
         if client is None:
-            client = httpx.AsyncClient(
+            client = environment_client(  # ProxySettingError: an unusable proxy variable
                 verify=_ssl_context(tls),
                 transport=self._transport,
-                trust_env=True,
                 follow_redirects=False,
                 timeout=httpx.Timeout(10.0, read=None),
             )
@@ -155,7 +155,12 @@ class StreamClient:
         body = orjson.dumps(spec.json)
         headers = {"accept-encoding": "identity", "content-type": "application/json"}
         headers.update(spec.headers)
-        http = self._http(tls)
+        try:
+            http = self._http(tls)
+        except ProxySettingError as exc:  # e.g. ALL_PROXY=socks4://…: nothing was sent
+            run.t0 = clock()
+            obs.request_started(spec, body, run.t0)
+            return StreamEnd("connect_error", detail=str(exc))
         request = http.build_request(
             spec.method,
             spec.url,

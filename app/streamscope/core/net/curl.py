@@ -1,6 +1,7 @@
 """Requests as shell commands, both ways: :func:`to_curl` (and :func:`to_httpx_python`)
 write a runnable request with the key left to the environment (``$API_KEY``), and
-:func:`parse_curl` reads a pasted ``curl`` command line back into a request.
+:func:`parse_curl` (:mod:`streamscope.core.net.curl_parse`) reads a pasted ``curl`` command
+line back into a request.
 
     to_curl("POST", url, {"Authorization": "Bearer sk-…"}, body)
     # curl -sN -X POST 'https://api.example.com/v1/chat/completions' \\
@@ -11,46 +12,50 @@ write a runnable request with the key left to the environment (``$API_KEY``), an
 Key headers (``Authorization``, ``x-api-key``, ``x-goog-api-key``, ``api-key``) and key
 query parameters (``key=``) become ``$API_KEY`` whatever they held (a real key or the
 ``***`` of a redacted capture); cookies are left out. Everything else is single-quoted.
+
+A body over :data:`HEREDOC_OVER` bytes (a long conversation) would be one argument over
+Linux's 128 KB limit for a single argument ("Argument list too long"), so it goes through
+stdin instead, as a quoted here-document (no expansion inside) whose delimiter does not occur
+in the body; ``head -c`` drops the newline the here-document adds, so the bytes sent are the
+body's exactly::
+
+    head -c 314159 <<'JSON' | curl -sN -X POST 'https://api.example.com/v1/chat/completions' \
+      -H "Authorization: Bearer $API_KEY" \
+      --data-binary @-
+    {"model": …}
+    JSON
 """
 
 from __future__ import annotations
 
 import base64
+import itertools
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from streamscope.core.net.curl_parse import CurlParseError, ParsedRequest, parse_curl
 from streamscope.core.redact import SECRET_HEADERS, SECRET_QUERY_KEYS
 
-__all__ = ["CurlParseError", "ParsedRequest", "parse_curl", "to_curl", "to_httpx_python"]
+__all__ = [
+    "HEREDOC_OVER",
+    "CurlParseError",
+    "ParsedRequest",
+    "parse_curl",
+    "to_curl",
+    "to_httpx_python",
+]
 
 KEY_VAR = "API_KEY"
+HEREDOC_OVER = 100_000
+"""Bodies longer than this (in bytes) are sent from a here-document, not an argument."""
 _PLACEHOLDER = "STREAMSCOPE-API-KEY-PLACEHOLDER"
 _DROP_HEADERS = frozenset({"content-length", "host", "transfer-encoding", "connection"})
 _COOKIE_HEADERS = frozenset({"cookie", "set-cookie"})
 _AUTH_SCHEMES = ("bearer", "basic", "token")
 
 Headers = Mapping[str, str] | Iterable[tuple[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedRequest:
-    """A request read from a command line. ``headers`` keep their order and spelling."""
-
-    method: str
-    url: str
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    body: bytes | None = None
-
-    def header(self, name: str) -> str | None:
-        name = name.lower()
-        return next((v for k, v in self.headers if k.lower() == name), None)
-
-
-class CurlParseError(ValueError):
-    """The command line is not a curl command this parser understands."""
 
 
 # -- writing ----------------------------------------------------------------------------
@@ -102,15 +107,29 @@ def to_curl(method: str, url: str, headers: Headers, body: bytes | None) -> str:
             lines.append(f"-H {_double_quoted(f'{name}: {value}')}")
         else:
             lines.append(f"-H {shlex.quote(f'{name}: {value}')}")
-    prefix = ""
+    prefix = suffix = ""
     if body:
         try:
-            lines.append(f"--data-raw {shlex.quote(body.decode('utf-8'))}")
+            text = body.decode("utf-8")
         except UnicodeDecodeError:
+            text = None
+        if text is None or "\0" in text:  # (a shell cannot carry a NUL byte)
             encoded = base64.b64encode(body).decode("ascii")
             prefix = f"printf %s {encoded} | base64 -d | "
             lines.append("--data-binary @-")
-    return prefix + " \\\n  ".join(lines) + "\n"
+        elif len(body) > HEREDOC_OVER:
+            delimiter = _delimiter(text)
+            prefix = f"head -c {len(body)} <<'{delimiter}' | "
+            lines.append("--data-binary @-")
+            suffix = f"{text}\n{delimiter}\n"
+        else:
+            lines.append(f"--data-raw {shlex.quote(text)}")
+    return prefix + " \\\n  ".join(lines) + "\n" + suffix
+
+
+def _delimiter(text: str) -> str:
+    """A here-document delimiter that does not occur anywhere in ``text``."""
+    return next(d for n in itertools.count() if (d := f"JSON{n or ''}") not in text)
 
 
 def to_httpx_python(method: str, url: str, headers: Headers, body: bytes | None) -> str:
@@ -152,144 +171,3 @@ def to_httpx_python(method: str, url: str, headers: Headers, body: bytes | None)
         "        sys.stdout.buffer.write(chunk)\n"
         "        sys.stdout.buffer.flush()\n"
     )
-
-
-# -- parsing ----------------------------------------------------------------------------
-
-_NO_ARG_FLAGS = frozenset(
-    {
-        "-s", "--silent", "-S", "--show-error", "-N", "--no-buffer", "-v", "--verbose",
-        "--compressed", "-L", "--location", "-k", "--insecure", "-i", "--include", "-f",
-        "--fail", "--fail-with-body", "--http1.1", "--http2", "-#", "--progress-bar", "-g",
-        "--globoff", "--raw", "--no-progress-meter", "-q",
-    }
-)  # fmt: skip
-_ARG_FLAGS_IGNORED = frozenset(
-    {
-        "-o", "--output", "-m", "--max-time", "--connect-timeout", "--retry", "-w",
-        "--write-out", "--retry-delay", "--retry-max-time", "-e", "--referer", "--proxy", "-x",
-        "--cacert", "--resolve",
-    }
-)  # fmt: skip
-_SHORT_NO_ARG = frozenset("sSNvLkifgq#")
-_DATA_FLAGS = frozenset({"-d", "--data", "--data-raw", "--data-binary", "--data-ascii"})
-
-
-def _join_continuations(command: str) -> str:
-    """Remove backslash-newline line continuations outside single quotes (as a shell
-    does); a Windows ``^`` at a line end is not supported."""
-    out: list[str] = []
-    i, n = 0, len(command)
-    quote = ""
-    while i < n:
-        c = command[i]
-        if quote == "'":
-            out.append(c)
-            if c == "'":
-                quote = ""
-        elif c == "\\" and i + 1 < n:
-            nxt = command[i + 1]
-            if nxt == "\n":
-                i += 2
-                continue
-            if nxt == "\r" and command[i + 2 : i + 3] == "\n":
-                i += 3
-                continue
-            out.append(c + nxt)
-            i += 1
-        else:
-            out.append(c)
-            if c in "'\"" and (not quote or quote == c):
-                quote = "" if quote else c
-        i += 1
-    return "".join(out)
-
-
-def parse_curl(command: str) -> ParsedRequest:
-    """Parse a ``curl`` command line (POSIX shell quoting, ``\\`` continuations).
-
-    Understood: ``-X/--request``, ``-H/--header``, ``-d/--data/--data-raw/--data-binary``
-    (repeated: joined with ``&``), ``--json``, ``-u/--user``, ``-A/--user-agent``,
-    ``--url`` or a bare URL; harmless flags (``-s``, ``-N``, ``-v``, ``--compressed`` …)
-    are ignored. Shell variables (``$API_KEY``) are kept as written.
-    """
-    try:
-        tokens = shlex.split(_join_continuations(command.strip()), posix=True)
-    except ValueError as exc:
-        raise CurlParseError(f"cannot split the command line: {exc}") from None
-    tokens = [t for t in tokens if t not in ("\n", "\r\n")]
-    if not tokens or (tokens[0] not in ("curl", "curl.exe") and not tokens[0].endswith("/curl")):
-        raise CurlParseError("not a curl command")
-    method: str | None = None
-    url: str | None = None
-    headers: list[tuple[str, str]] = []
-    data: list[str] = []
-    is_json = False
-    it = iter(tokens[1:])
-
-    def arg_of(flag: str, attached: str | None) -> str:
-        if attached is not None:
-            return attached
-        try:
-            return next(it)
-        except StopIteration:
-            raise CurlParseError(f"{flag} needs a value") from None
-
-    for tok in it:
-        flag, attached = tok, None
-        if tok.startswith("--") and "=" in tok and tok.split("=", 1)[0] in _DATA_FLAGS | {
-            "--url", "--request", "--header", "--json", "--user"
-        }:  # fmt: skip
-            flag, attached = tok.split("=", 1)
-        elif len(tok) > 2 and tok[0] == "-" and tok[1] in "XHdu" and tok[1] != "-":
-            flag, attached = tok[:2], tok[2:]
-        if flag in ("-X", "--request"):
-            method = arg_of(flag, attached).upper()
-        elif flag in ("-H", "--header"):
-            name, sep, val = arg_of(flag, attached).partition(":")
-            if not sep:
-                raise CurlParseError(f"header without a colon: {name!r}")
-            headers.append((name.strip(), val.strip()))
-        elif flag in _DATA_FLAGS:
-            text = arg_of(flag, attached)
-            if text.startswith("@") and flag != "--data-raw":
-                raise CurlParseError(
-                    f"{flag} {text}: reading the body from a file is not supported"
-                )
-            data.append(text)
-        elif flag == "--json":
-            data.append(arg_of(flag, attached))
-            is_json = True
-        elif flag in ("-u", "--user"):
-            cred = base64.b64encode(arg_of(flag, attached).encode("utf-8")).decode("ascii")
-            headers.append(("Authorization", f"Basic {cred}"))
-        elif flag in ("-A", "--user-agent"):
-            headers.append(("User-Agent", arg_of(flag, attached)))
-        elif flag == "--url":
-            url = arg_of(flag, attached)
-        elif flag in _NO_ARG_FLAGS or (
-            flag.startswith("-") and not flag.startswith("--") and set(flag[1:]) <= _SHORT_NO_ARG
-        ):
-            continue
-        elif flag in _ARG_FLAGS_IGNORED:
-            arg_of(flag, attached)
-        elif flag.startswith("-") and flag != "-":
-            raise CurlParseError(f"unsupported curl option {flag}")
-        elif url is None:
-            url = flag
-        else:
-            raise CurlParseError(f"more than one URL: {url!r} and {flag!r}")
-    if url is None:
-        raise CurlParseError("no URL")
-    body = "&".join(data).encode("utf-8") if data else None
-    names = {k.lower() for k, _ in headers}
-    if is_json:
-        if "content-type" not in names:
-            headers.append(("Content-Type", "application/json"))
-        if "accept" not in names:
-            headers.append(("Accept", "application/json"))
-    elif body is not None and "content-type" not in names:
-        headers.append(("Content-Type", "application/x-www-form-urlencoded"))
-    if method is None:
-        method = "POST" if body is not None else "GET"
-    return ParsedRequest(method, url, headers, body)

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from streamscope.core.net.endpoints import MODELS_TIMEOUT, Endpoint
+from streamscope.core.net.env_proxy import environment_client
 from streamscope.core.redact import redact_url
 from streamscope.core.wire.dialects import resolve
 
@@ -59,7 +60,9 @@ def parse_models(dialect: str, doc: Any) -> list[str]:
 def make_http_client(
     endpoint: Endpoint, *, transport: httpx.AsyncBaseTransport | None = None
 ) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` with the endpoint's TLS options (for models / test)."""
+    """An ``httpx.AsyncClient`` with the endpoint's TLS options (for models / test);
+    :class:`~streamscope.core.net.env_proxy.ProxySettingError` for an unusable proxy
+    variable."""
     verify: ssl.SSLContext | bool
     if not endpoint.tls_verify:
         verify = False
@@ -72,7 +75,7 @@ def make_http_client(
             verify = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         except ImportError:  # pragma: no cover - truststore is a dependency
             verify = True
-    return httpx.AsyncClient(verify=verify, transport=transport, trust_env=True)
+    return environment_client(verify=verify, transport=transport)
 
 
 async def _get_models(

@@ -1,0 +1,127 @@
+"""Compare two turns on long answers: the work runs off the UI thread while the dialog says
+"Comparing…", and a diff coarsened for length says so."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+from collections.abc import Iterator
+
+import pytest
+import qasync
+from PySide6.QtCore import QTimer
+from pytestqt.qtbot import QtBot
+
+from streamscope.core.capture import text_diff as text_diff_module
+from streamscope.core.capture.compare import Comparison
+from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse, ReadLog
+from streamscope.ui import compare_view
+from streamscope.ui.compare_view import CompareDialog
+
+WORDS = 10_000
+
+
+def answer(seed: int, changed_every: int = 0) -> list[str]:
+    """A 10,000-word answer as deltas (one word each), a paragraph every 40 words."""
+    rng = random.Random(seed)
+    vocab = ["the", "a", "of", "and", "to", "in", *(f"w{i}" for i in range(2000))]
+    words = [rng.choice(vocab) for _ in range(WORDS)]
+    if changed_every:
+        words[5::changed_every] = ["CHANGED"] * len(words[5::changed_every])
+    return [w + ("\n\n" if i % 40 == 39 else " ") for i, w in enumerate(words)]
+
+
+def capture_of(deltas: list[str]) -> Capture:
+    """An OpenAI chat stream of ``deltas`` (one frame each, 64 frames a read)."""
+    frames = [
+        b"data: "
+        + json.dumps(
+            {"object": "chat.completion.chunk", "choices": [{"delta": {"content": d}}]}
+        ).encode()
+        + b"\n\n"
+        for d in deltas
+    ] + [b"data: [DONE]\n\n"]
+    reads = ReadLog()
+    for i in range(0, len(frames), 64):
+        reads.append(0.01 + i * 1e-4, b"".join(frames[i : i + 64]))
+    response = CaptureResponse(200, (("content-type", "text/event-stream"),), 0.005)
+    return Capture("openai", None, response, reads, CaptureEnd("eof", elapsed=1.0))
+
+
+@pytest.fixture
+def dialog(qtbot: QtBot, aloop: qasync.QEventLoop) -> Iterator[CompareDialog]:
+    dlg = CompareDialog([])
+    qtbot.addWidget(dlg)
+    dlg.add_capture("long A", capture_of(answer(1)))
+    dlg.add_capture("long B", capture_of(answer(1, changed_every=50)))
+    dlg.select(0, 1)
+    dlg.show()
+    yield dlg
+    dlg.close()
+
+
+def test_a_10000_word_compare_leaves_the_event_loop_ticking(
+    dialog: CompareDialog, aloop: qasync.QEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ticks = 0
+    ticked = threading.Event()
+    seen: dict[str, object] = {}
+
+    def tick() -> None:
+        nonlocal ticks
+        ticks += 1
+        if ticks == 10:
+            seen["busy"] = (dialog.busy, dialog.progress.isVisible(), dialog.status.text())
+            ticked.set()
+
+    real = compare_view.compare_captures
+
+    def compare_after_ten_ticks(*args: object) -> Comparison:
+        seen["thread"] = threading.current_thread()
+        seen["ticked"] = ticked.wait(timeout=30)  # on the UI thread this could never be set
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compare_view, "compare_captures", compare_after_ten_ticks)
+    timer = QTimer()
+    timer.timeout.connect(tick)
+    timer.start(5)
+    task = dialog.compare()
+    assert task is not None
+    assert dialog.busy and not dialog.compare_button.isEnabled()
+    result = aloop.run_until_complete(task)
+    timer.stop()
+    assert seen["ticked"] is True and seen["thread"] is not threading.main_thread()
+    assert seen["busy"] == (True, True, "Comparing…")
+    assert not dialog.busy and not dialog.progress.isVisible()
+    assert dialog.compare_button.isEnabled()
+    assert result.text.unit == "word"
+    differences = result.differences()
+    assert "text: 200 words differ" in differences
+    assert dialog.status.text() == f"{len(differences)} differences (timings aside)"
+    assert "line-through" in dialog.text_view.toHtml()
+    assert dialog.comparison is result
+
+
+def test_a_coarsened_diff_is_announced(
+    dialog: CompareDialog, aloop: qasync.QEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(text_diff_module, "MAX_TOKENS", 30)  # < a 40-word paragraph
+    task = dialog.compare()
+    assert task is not None
+    result = aloop.run_until_complete(task)
+    assert result.text.coarsened
+    assert dialog.status.text().endswith(" · text compared as a whole (too long for a word diff)")
+    assert "Text compared as a whole, not word by word" in dialog.text_view.toPlainText()
+
+
+def test_closing_drops_a_comparison_under_way(
+    dialog: CompareDialog, aloop: qasync.QEventLoop
+) -> None:
+    task = dialog.compare()
+    assert task is not None
+    dialog.close()
+    aloop.run_until_complete(asyncio.sleep(0))
+    assert task.cancelled() or task.done()
+    assert dialog.comparison is None
