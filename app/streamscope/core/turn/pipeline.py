@@ -139,7 +139,7 @@ class StreamPipeline:
             asm.first_byte = t
         asm.bytes_received += len(data)
         if not self.keep_frames:
-            self._tail = (self._tail + data)[-4:]
+            self._tail = (self._tail + data[-4:])[-4:]  # (not a copy of a big read)
         decoder = self._decoder
         if decoder is None:
             self._sniff += data
