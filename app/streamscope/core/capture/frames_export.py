@@ -7,11 +7,17 @@
 by default; NDJSON lines are ``"message"`` too) or ``null`` for a block that dispatched no
 event (a comment, a stray blank line); ``data`` the event's data (``null`` likewise);
 ``comments`` only when the block had some; ``incomplete: true`` only for a block the stream
-ended inside of. The frames are exactly the Frames table's rows.
+ended inside of. ``role`` marks the rows that are no decoded block: ``"body"``, a response
+body that was no stream (an HTTP error's JSON, an HTML page), and ``"oversized"``, the first
+bytes of a block whose line broke the line cap — ``data`` is their text::
+
+    {"i": 0, "t": 0.0121, "event": null, "data": "{\"error\":{…}}", "role": "body"}
+
+The frames are exactly the Frames table's rows.
 
 Frames come from a capture (:func:`capture_frames`: the capture is replayed through the
-pipeline) or from each frame's exact bytes (:func:`records_from_bytes`: what the Frames
-table keeps).
+pipeline), from the Frames table's log (:func:`records_from_log`) or from each frame's exact
+bytes (:func:`records_from_bytes`).
 """
 
 from __future__ import annotations
@@ -25,9 +31,11 @@ import orjson
 
 from streamscope.core.capture.format import Capture
 from streamscope.core.capture.replay import replay_capture
+from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.pipeline import PipelineUpdate
+from streamscope.core.turn.progress import MarkedFrame
 from streamscope.core.wire.dialects.base import Framing
 from streamscope.core.wire.ndjson import NDJSONDecoder
 from streamscope.core.wire.sse import RawFrame, SSEDecoder
@@ -38,6 +46,7 @@ __all__ = [
     "capture_frames",
     "record_of",
     "records_from_bytes",
+    "records_from_log",
     "to_jsonl",
     "write_jsonl",
 ]
@@ -53,6 +62,7 @@ class FrameRecord:
     comments: tuple[str, ...] = ()
     raw: bytes = b""
     complete: bool = True
+    role: str | None = None
 
     def to_json(self, index: int) -> dict[str, Any]:
         obj: dict[str, Any] = {
@@ -65,11 +75,15 @@ class FrameRecord:
             obj["comments"] = [c.strip() for c in self.comments]
         if not self.complete:
             obj["incomplete"] = True
+        if self.role is not None:
+            obj["role"] = self.role
         return obj
 
 
 def record_of(frame: RawFrame, t: float) -> FrameRecord:
     """A record from a decoded frame received at ``t`` (seconds since the request)."""
+    if isinstance(frame, MarkedFrame):
+        return _marked(frame.raw, t, frame.role)
     ev = frame.event
     return FrameRecord(
         t,
@@ -97,6 +111,29 @@ def records_from_bytes(
         else:
             complete = all(f.complete for f in decoded)
             out.append(FrameRecord(t, None, None, comments, raw, complete))
+    return out
+
+
+def _marked(raw: bytes, t: float, role: str) -> FrameRecord:
+    return FrameRecord(t, None, raw.decode("utf-8", "replace"), (), raw, True, role)
+
+
+def records_from_log(log: FrameLog) -> list[FrameRecord]:
+    """The records of every row of a Frames table's log (a body or oversized row as such)."""
+    if not len(log):
+        return []
+    framing = log.framing
+    if framing is None:
+        first = log.frame_bytes(0).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        framing = "ndjson" if first in (b"{", b"[") else "sse"
+    out: list[FrameRecord] = []
+    for row in range(len(log)):
+        raw, t = log.frame_bytes(row), log.time(row)
+        role = log.role(row)
+        if role is not None:
+            out.append(_marked(raw, t, role))
+        else:
+            out += records_from_bytes([(raw, t)], framing)  # type: ignore[arg-type]
     return out
 
 

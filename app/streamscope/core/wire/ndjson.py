@@ -13,6 +13,7 @@ finished.
 from __future__ import annotations
 
 from streamscope.core.wire.sse import RawFrame, SSEEvent, SSEProtocolError
+from streamscope.core.wire.sse_lines import DROPPED_KEPT
 
 __all__ = ["NDJSONDecoder"]
 
@@ -60,12 +61,12 @@ class NDJSONDecoder:
             else:
                 break
             if end - start > self._max:
-                self._fail(frames)
+                self._fail(frames, buf[start : start + DROPPED_KEPT])
             self._emit(buf, start, end, nxt, frames)
             start = nxt
         rest = buf[start:]
         if len(rest) > self._max:
-            self._fail(frames)
+            self._fail(frames, rest[:DROPPED_KEPT])
         self._pending = rest
         return frames
 
@@ -115,11 +116,13 @@ class NDJSONDecoder:
         event = SSEEvent("message", text.rstrip(), None, None)
         frames.append(RawFrame(offset, raw, event, (), invalid, True))
 
-    def _fail(self, frames: list[RawFrame]) -> None:
+    def _fail(self, frames: list[RawFrame], head: bytes) -> None:
+        """A line passed the cap (``head``: its first bytes): the decoder is finished."""
         self._failed = True
         self._pending = b""
         raise SSEProtocolError(
             f"line longer than {self._max} bytes",
             events=[f.event for f in frames if f.event is not None],
             frames=frames,
+            oversized=RawFrame(self._offset, head, None, (), False, False),
         )

@@ -31,10 +31,8 @@ from streamscope.ui.inspector.frames_model import (
     COL_GAP,
     COL_INDEX,
     COL_TIME,
-    FLAG_INCOMPLETE,
-    FLAG_INVALID_UTF8,
-    FrameKind,
     FramesModel,
+    frame_notes,
 )
 from streamscope.ui.paint_clock import default_clock
 from streamscope.ui.turn_runner import ProgressBatch
@@ -248,11 +246,7 @@ class FramesPanel(QWidget):
 
     def show_detail(self, row: int) -> None:
         log = self.model.log
-        notes = [FrameKind.NAMES[log.kinds[row]]]
-        if log.flags[row] & FLAG_INVALID_UTF8:
-            notes.append("invalid UTF-8")
-        if log.flags[row] & FLAG_INCOMPLETE:
-            notes.append("incomplete (stream ended inside it)")
+        notes = frame_notes(log.kinds[row], log.flags[row])
         self.detail.show_frame(
             row,
             log.frame_bytes(row),

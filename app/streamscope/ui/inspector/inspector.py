@@ -75,7 +75,14 @@ class InspectorPanel(QTabWidget):
         self.timeline_panel.add_progress(batch)
 
     def finish_turn(self, turn: Turn) -> None:
-        """The turn ended: final tool-call JSON, timeline milestones and warnings."""
+        """The turn ended: final tool-call JSON, timeline milestones and warnings; the body
+        of a response that was no stream (its Frames row) under Response, or "No response"."""
         self.frames_panel.repaint_now()
         self.toolcalls_panel.finish(turn)
         self.timeline_panel.finish(turn)
+        log = self.frames_model.log
+        body = log.body_row()
+        if body is not None:
+            self.request_panel.show_body(log.frame_bytes(body))
+        elif self.request_panel.headers is None:
+            self.request_panel.show_no_response(turn.reason)
