@@ -29,7 +29,13 @@ from streamscope.core.turn.progress import (
     extend_ends,
 )
 from streamscope.core.wire.dialects import get_dialect
-from streamscope.core.wire.events import ReasoningChannel, ReasoningDelta, StreamEvent, TextDelta
+from streamscope.core.wire.events import (
+    MalformedFrame,
+    ReasoningChannel,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+)
 from streamscope.core.wire.summary import quote, summarize_events
 
 __all__ = ["FrameLog", "block_label"]
@@ -227,6 +233,21 @@ class FrameLog:
         last row, if any."""
         row = len(self.flags) - 1
         return row if row >= 0 and self.flags[row] & FLAG_BODY else None
+
+    def find_malformed(self, reason: str | None = None, start: int = 0) -> int | None:
+        """The first malformed row from ``start`` on — whose
+        :class:`~streamscope.core.wire.events.MalformedFrame` says ``reason``, if given (a
+        turn warning ``malformed frame: <reason>`` names it) — or ``None``."""
+        kinds = self.kinds.tobytes()  # (a C-speed search through 100k rows)
+        mark = bytes([FrameKind.MALFORMED])
+        row = kinds.find(mark, start)
+        while row >= 0:
+            if reason is None or any(
+                isinstance(e, MalformedFrame) and e.reason == reason for e in self.events(row)
+            ):
+                return row
+            row = kinds.find(mark, row + 1)
+        return None
 
     def summary(self, row: int) -> str:
         """One line: what the frame's events say (by the dialect), or what the frame is."""

@@ -148,7 +148,8 @@ class FramesPanel(QWidget):
     def add_progress(self, batch: ProgressBatch) -> None:
         """Keep a batch (cheap); its rows show when the paint clock gives the table a slot."""
         self.model.take(batch)
-        self._total_bytes = max(batch.total_bytes, self.model.log.received)
+        log = self.model.log  # (a body row's bytes are not in the reads: ``side``)
+        self._total_bytes = max(batch.total_bytes, log.received) + len(log.side)
         delta = batch.delta
         if delta is not None and delta.dialect_mismatch and self.banner.isHidden():
             self.banner.setText(
@@ -220,7 +221,8 @@ class FramesPanel(QWidget):
     def _update_count(self) -> None:
         total = self.model.rowCount()
         shown = self.shown_rows()
-        head = f"{total:,} frames" if shown == total else f"{shown:,} of {total:,} frames"
+        noun = "frame" if total == 1 else "frames"
+        head = f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
         if self.filtering and self.proxy.scanning:
             head += f" (filtering… {self.proxy.progress():.0%})"
         self.count_label.setText(f"{head} · {_size(self._total_bytes)}")
@@ -236,6 +238,19 @@ class FramesPanel(QWidget):
         if index.isValid():
             self.view.selectRow(index.row())
             self.view.scrollTo(index)
+
+    def select_malformed(self, reason: str | None = None) -> bool:
+        """Select the first malformed frame (whose event says ``reason``, if given), clearing
+        a filter that hides it; whether there was one."""
+        self.repaint_now()
+        row = self.model.log.find_malformed(reason)
+        if row is None:
+            return False
+        if not self.view_index(row).isValid():
+            self.filter_edit.clear()
+            self.apply_filter()
+        self.select_row(row)
+        return True
 
     def _on_selection_changed(self, _sel: QItemSelection, _desel: QItemSelection) -> None:
         row = self.selected_row()

@@ -74,6 +74,14 @@ class InspectorPanel(QTabWidget):
             self.toolcalls_panel.take(batch.delta.tool_calls)
         self.timeline_panel.add_progress(batch)
 
+    def show_malformed_frame(self, reason: str | None = None) -> bool:
+        """Bring Frames forward with the first malformed frame (saying ``reason``) selected;
+        whether the shown turn has one."""
+        if not self.frames_panel.select_malformed(reason):
+            return False
+        self.setCurrentIndex(TAB_FRAMES)
+        return True
+
     def finish_turn(self, turn: Turn) -> None:
         """The turn ended: final tool-call JSON, timeline milestones and warnings; the body
         of a response that was no stream (its Frames row) under Response, or "No response"."""
