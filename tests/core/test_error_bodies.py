@@ -467,3 +467,15 @@ def test_replay_json_prints_the_whole_reason(tmp_path: Path) -> None:
     result = json.loads(out.getvalue())
     assert code == 4
     assert result["reason"] == f"in-stream error: overloaded: {LONG.strip()}"
+
+
+def test_a_body_that_is_no_error_lists_no_error_fields() -> None:
+    answer = b'{"model":"m","message":{"role":"assistant","content":"Hi"},"done":true}'
+    assert error_fields(answer) == []
+    assert body_summary(answer) == "JSON object (model, message, done)"
+    vllm = b'{"object":"error","message":"max_tokens is too large","type":"BadRequestError"}'
+    assert error_fields(vllm) == [
+        ("type", "BadRequestError"),
+        ("message", "max_tokens is too large"),
+    ]
+    assert error_fields(b'{"detail":"Not Found"}') == [("detail", "Not Found")]

@@ -26,6 +26,7 @@ from streamscope.core.turn.progress import FLAG_BODY, FLAG_DETACHED, FLAG_OVERSI
 from streamscope.ui.inspector.inspector import TAB_FRAMES, TAB_REQUEST
 from streamscope.ui.main_window import MainWindow
 from streamscope.ui.settings_dialog import EndpointDialog
+from streamscope.ui.warnings_box import WarningsBox
 from support.memory_keyring import MemoryKeyring, installed
 from support.rawhttp import RawServer, chunk, head
 
@@ -273,10 +274,10 @@ def test_card_warnings_expand_and_a_malformed_frame_link_selects_it(
     assert turn.outcome is Outcome.COMPLETED and turn.malformed_frames == 1
     card = window.controller.answer_cards[-1]
     box = card.warnings_box
-    assert not box.isHidden() and box.toggle.text() == "▸ 1 warning"
+    assert not box.isHidden() and box.toggle.text() == "▸ show the warning"
     assert box.list.isHidden()
     box.toggle.click()
-    assert not box.list.isHidden() and box.toggle.text() == "▾ 1 warning"
+    assert not box.list.isHidden() and box.toggle.text() == "▾ hide the warning"
     (warning,) = turn.warnings
     assert warning.startswith("malformed frame: ") and html.escape(warning) in box.list.text()
     # which frame is it? the one whose data is not JSON (found here from the bytes alone)
@@ -304,3 +305,28 @@ def _parses(frame: bytes) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_the_warnings_box_lists_each_warning_once_and_links_only_malformed_ones(
+    qtbot: QtBot,
+) -> None:
+    box = WarningsBox()
+    qtbot.addWidget(box)
+    assert box.isHidden()
+    box.add(["auto: could not tell the dialect; assuming openai"])
+    box.add(["auto: could not tell the dialect; assuming openai", "malformed frame: a & b"])
+    assert box.warnings == [
+        "auto: could not tell the dialect; assuming openai",
+        "malformed frame: a & b",
+    ]
+    assert box.toggle.text() == "▸ show 2 warnings"
+    assert box.list.text() == (
+        "⚠ auto: could not tell the dialect; assuming openai<br>"
+        "⚠ <a href='malformed:a%20%26%20b'>malformed frame: a &amp; b</a>"
+    )
+    asked: list[str] = []
+    box.frameRequested.connect(asked.append)
+    box.list.linkActivated.emit("malformed:a%20%26%20b")
+    assert asked == ["a & b"]
+    box.set_warnings([])
+    assert box.isHidden()

@@ -1,4 +1,4 @@
-"""A turn's warnings on its answer card: "▸ 2 warnings", expanded to one line each. A
+"""A turn's warnings on its answer card: "▸ show 2 warnings", expanded to one line each. A
 malformed frame's warning is a link: clicking it asks for that frame in the Frames table."""
 
 from __future__ import annotations
@@ -74,9 +74,9 @@ class WarningsBox(QWidget):
         return self.toggle.isChecked()
 
     def _update_label(self) -> None:
-        arrow = "▾" if self.toggle.isChecked() else "▸"
+        verb = "▾ hide" if self.toggle.isChecked() else "▸ show"
         n = len(self.warnings)
-        self.toggle.setText(f"{arrow} {n} warning{'s' if n != 1 else ''}")
+        self.toggle.setText(f"{verb} {'the warning' if n == 1 else f'{n} warnings'}")
 
     def _on_toggle_toggled(self, checked: bool) -> None:
         self.list.setVisible(checked)

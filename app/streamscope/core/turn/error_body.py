@@ -87,8 +87,19 @@ def html_title(body: bytes) -> str | None:
 
 
 def _error_object(obj: dict[str, Any]) -> dict[str, Any] | str | None:
-    err = obj.get("error", obj)
-    return err if isinstance(err, dict | str) else None
+    """The error in a JSON body: its ``error`` member, or the body itself when it is one
+    (``{"object": "error", …}``, ``{"type": "error", …}``, ``{"detail": …}``, a string
+    ``message``); ``None`` for a body that is no error (a non-streamed answer)."""
+    if "error" in obj:
+        err = obj["error"]
+        return err if isinstance(err, dict | str) else None
+    if (
+        "error" in (obj.get("object"), obj.get("type"))
+        or "detail" in obj
+        or isinstance(obj.get("message"), str)
+    ):
+        return obj
+    return None
 
 
 def error_body_fields(body: bytes) -> tuple[str | None, str | None]:

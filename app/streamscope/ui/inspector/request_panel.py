@@ -123,9 +123,8 @@ class RequestPanel(QWidget):
         note = f"\n… {more:,} more bytes (the Frames tab's body row has them all)" if more else ""
         self.body_hex.setPlainText(hex_dump(shown, []).text + note)
         self.response_tabs.setTabEnabled(1, True)
-        total = sum(self.split.sizes())
-        if total:
-            self.split.setSizes([total // 3, total - total // 3])
+        total = sum(self.split.sizes()) or 3  # (not laid out yet: the ratio is kept)
+        self.split.setSizes([total // 3, total - total // 3])
 
     def show_no_response(self, reason: str) -> None:
         """The turn ended before any response arrived (refused, DNS, TLS, timeout …)."""
