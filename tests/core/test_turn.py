@@ -257,9 +257,25 @@ def test_protocol_error_is_error() -> None:
     assert turn.reason == "protocol error after 2.0 MB: line longer than 1048576 bytes"
 
 
-def test_connect_error_is_error() -> None:
-    turn = _finish(StreamEnd("connect_error", detail="Connection refused"))
-    assert (turn.outcome, turn.reason) == (Outcome.ERROR, "could not connect: Connection refused")
+@pytest.mark.parametrize(
+    ("detail", "reason"),
+    [
+        # the client's sentence (core/net/connect_errors.py) is the reason as it is
+        (
+            "Connection refused by 127.0.0.1:9 — is the server running?",
+            "Connection refused by 127.0.0.1:9 — is the server running?",
+        ),
+        # a bare exception text (what older captures hold) says what it is
+        (
+            "ConnectError: [Errno 111] Connection refused",
+            "could not connect: ConnectError: [Errno 111] Connection refused",
+        ),
+        ("", "could not connect: no response"),
+    ],
+)
+def test_connect_error_is_error(detail: str, reason: str) -> None:
+    turn = _finish(StreamEnd("connect_error", detail=detail))
+    assert (turn.outcome, turn.reason) == (Outcome.ERROR, reason)
 
 
 @pytest.mark.parametrize(

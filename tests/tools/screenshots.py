@@ -5,7 +5,8 @@
 Starts Xvfb when there is no display (apt-get install xvfb imagemagick fonts-noto-cjk
 fonts-noto-color-emoji), opens StreamScope on a throw-away profile, sends one message per
 scenario and saves `import -window root` screenshots (one per scenario, plus each inspector
-tab for the first one). Not part of the test run.
+tab for the first one, plus the Request tab for one that ended with an error body). Not part
+of the test run.
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ async def main():
         await window.controller.runner.wait()
         await asyncio.sleep(1.5)
         shot(scenario)
+        if window.inspector.frames_model.log.body_row() is not None:  # an error body
+            window.inspector.setCurrentIndex(3)  # Request: the body under Response
+            await asyncio.sleep(0.5)
+            shot(f"{scenario}-response")
+            window.inspector.setCurrentIndex(0)
         if i == 0:
             for tab in range(1, window.inspector.count()):
                 window.inspector.setCurrentIndex(tab)

@@ -196,6 +196,13 @@ def test_an_echoed_key_reaches_no_file_the_window_writes(
                 )
                 assert capture is not None and saved is not None
                 write_repro_bundle(exports / f"{model}.zip", capture, saved, app_version="test")
+                if model == "http-401":  # its body: shown, a frame row, exported — masked
+                    shown_body = window.inspector.request_panel.response_view.toPlainText()
+                    assert f"Incorrect API key provided: {'*' * len(KEY)}" in shown_body
+                    _request, *response = window.inspector.request_panel.texts()
+                    assert KEY not in "\n".join(response)  # (the request quotes the history)
+                    assert window.inspector.frames_model.event_and_summary(0)[0] == "body"
+                    window.power_tools.export_frames_to(exports / "frames-401.jsonl")
             assert KEY in shown["echo-text"] and KEY in shown["split-reads"]
             conv = store.load_conversation(
                 window.controller.session.conversation_id or 0, limit=None
@@ -215,6 +222,7 @@ def test_an_echoed_key_reaches_no_file_the_window_writes(
     assert any(name.endswith(".db-wal") or name.endswith(".db") for name, _ in written)
     assert any(name.endswith(".sscap:read") for name, _ in written)
     assert sum(name.endswith(".log") for name, _ in written) == 1
+    assert any(name.endswith("frames-401.jsonl") for name, _ in written)
     leaks = [(name, needle) for name, data in written for needle in forms(KEY) if needle in data]
     assert leaks == []
     assert len(server.requests) == len(MODELS)

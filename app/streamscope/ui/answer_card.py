@@ -35,8 +35,12 @@ from streamscope.ui.message_card import (
 )
 from streamscope.ui.paint_clock import PaintClock, default_clock
 from streamscope.ui.text_pane import PlainAppender, TextPane
+from streamscope.ui.warnings_box import WarningsBox
 
-__all__ = ["AssistantCard"]
+__all__ = ["REASON_CHARS", "AssistantCard"]
+
+REASON_CHARS = 300
+"""A longer reason is cut on the card (the whole of it in the tooltip, and in the footer's)."""
 
 
 class AssistantCard(CardFrame):
@@ -48,6 +52,8 @@ class AssistantCard(CardFrame):
     """``[(tool_call_id, name, result text), ...]`` when "Send results" is clicked."""
     rendered = Signal()
     """The final Markdown rendering finished (after :meth:`finish`)."""
+    frameRequested = Signal(str)
+    """A "malformed frame" warning was clicked: its reason (see :class:`WarningsBox`)."""
 
     def __init__(
         self,
@@ -128,6 +134,8 @@ class AssistantCard(CardFrame):
         self.footer.setWordWrap(True)
         self.footer.setTextFormat(Qt.TextFormat.RichText)
         self.footer.hide()
+        self.warnings_box = WarningsBox(self)
+        self.warnings_box.frameRequested.connect(self.frameRequested)
         self.redacted_label = QLabel(
             "🔒 A secret of the request (the API key) appeared in this turn; the saved copy"
             " and the capture mask it.",
@@ -145,6 +153,7 @@ class AssistantCard(CardFrame):
             self._tools,
             self.partial_label,
             self.footer,
+            self.warnings_box,
             self.redacted_label,
         ):
             self.body.addWidget(widget)
@@ -159,6 +168,8 @@ class AssistantCard(CardFrame):
             self.append_text(delta.text)
         if delta.tool_calls:
             self.set_tool_calls(apply_tool_calls(self.calls, delta.tool_calls))
+        if delta.warnings:
+            self.warnings_box.add(delta.warnings)
 
     def show_turn(self, turn: Turn) -> None:
         """Show a finished turn at once (a saved answer): as one delta, then its outcome."""
@@ -248,6 +259,7 @@ class AssistantCard(CardFrame):
             self.append_reasoning("", turn.reasoning_channel)
         if self._boxes:
             self.send_button.setEnabled(True)
+        self.warnings_box.set_warnings(turn.warnings)
         self._show_outcome(turn)
         self._jobs.append(self._render_job(final=True))
         # (what the tail has not shown yet is shown by the final rendering)
@@ -285,10 +297,12 @@ class AssistantCard(CardFrame):
             self.set_accent(None)
             return
         what = "partial answer" if self.text() else "no answer"
+        reason = turn.reason or outcome.value
+        shown = reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 1] + "…"
         self.partial_label.setText(
-            f"<span style='color:{colour}; font-weight:600'>{what}</span>"
-            f" — {html.escape(turn.reason or outcome.value)}"
+            f"<span style='color:{colour}; font-weight:600'>{what}</span> — {html.escape(shown)}"
         )
+        self.partial_label.setToolTip(reason if shown != reason else "")
         self.partial_label.show()
         self.set_accent(outcome_colour(outcome, palette))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject, Signal
@@ -216,6 +217,7 @@ class ChatController(QObject):
     def _begin_answer(self, label: str, *, status: str, alternative: bool) -> None:
         self._card = self.chat.begin_assistant_message(label)
         self._card.resultsSubmitted.connect(self._on_card_results_submitted)
+        self._card.frameRequested.connect(partial(self._on_card_frame_requested, self._card))
         self.answer_cards.append(self._card)
         self.session.answer_started(alternative=alternative)
         self.status.show_started(status)
@@ -318,6 +320,11 @@ class ChatController(QObject):
     def _on_runner_turn_recorded(self, capture: Capture) -> None:
         self.last_capture = capture
 
+    def _on_card_frame_requested(self, card: AssistantCard, reason: str) -> None:
+        """A card's "malformed frame" warning was clicked: select that frame in Frames."""
+        if card is not self._card or not self.inspector.show_malformed_frame(reason):
+            self.status.show_message("That frame is not in the inspector: it shows the last turn")
+
     def _on_card_results_submitted(self, results: list[tuple[str, str, str]]) -> None:
         self.send_tool_results([ToolResult(id or None, name, text) for id, name, text in results])
 
@@ -335,6 +342,7 @@ class ChatController(QObject):
                 for i, turn in enumerate(answers):
                     card = self.chat.begin_assistant_message(turn.model or "assistant")
                     card.show_turn(turn)
+                    card.frameRequested.connect(partial(self._on_card_frame_requested, card))
                     card.setVisible(i == chosen)
                     self.answer_cards.append(card)
         self.historyChanged.emit()

@@ -1,5 +1,6 @@
 """The endpoint dialog's Request tab (system prompt, sampling, extra body) and Network tab
-(extra headers, timeouts, TLS). Each loads an :class:`Endpoint` and gives it back edited."""
+(extra headers, timeouts, the line cap, TLS). Each loads an :class:`Endpoint` and gives it
+back edited."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.net.endpoints import Endpoint, is_secret_header
+from streamscope.core.net.endpoints import LINE_CAP_RANGE, Endpoint, is_secret_header
 from streamscope.core.net.secrets import SecretStore, header_account
 
 __all__ = ["BAD", "NOTE", "OK", "NetworkTab", "RequestTab", "page_form"]
@@ -149,9 +150,15 @@ class RequestTab(QWidget):
         )
 
 
+def _line_cap(old: int, kib: int) -> int:
+    """The cap in bytes for ``kib`` shown: the old value when it was not changed (a cap
+    that is no whole number of KiB, set in the file, survives the dialog)."""
+    return old if old // 1024 == kib else kib * 1024
+
+
 class NetworkTab(QWidget):
-    """Extra headers (secret ones are kept with the key), timeouts, TLS verification and a CA
-    bundle."""
+    """Extra headers (secret ones are kept with the key), timeouts, the line cap, TLS
+    verification and a CA bundle."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -194,6 +201,14 @@ class NetworkTab(QWidget):
         self.connect_spin = seconds(600)
         self.first_byte_spin = seconds(86_400)
         self.idle_spin = seconds(86_400)
+        self.line_cap_spin = QSpinBox()
+        self.line_cap_spin.setRange(LINE_CAP_RANGE[0] // 1024, LINE_CAP_RANGE[1] // 1024)
+        self.line_cap_spin.setSuffix(" KiB")
+        self.line_cap_spin.setMaximumWidth(150)
+        self.line_cap_spin.setToolTip(
+            "The longest line (SSE or NDJSON) the stream may send. A longer one ends the turn"
+            " as a protocol error; Frames shows its first 4 KB as an “oversized” frame."
+        )
         self.tls_check = QCheckBox("Verify TLS certificates")
         self.tls_inline_warning = QLabel("TLS verification is OFF")
         self.tls_inline_warning.setStyleSheet(f"{BAD} font-weight: bold;")
@@ -214,6 +229,7 @@ class NetworkTab(QWidget):
         form.addRow("Connect timeout", self.connect_spin)
         form.addRow("First byte timeout", self.first_byte_spin)
         form.addRow("Idle timeout", self.idle_spin)
+        form.addRow("Line cap", self.line_cap_spin)
         form.addRow("TLS", tls_row)
         form.addRow("CA bundle", ca_row)
 
@@ -227,6 +243,7 @@ class NetworkTab(QWidget):
         self.connect_spin.setValue(ep.connect_timeout)
         self.first_byte_spin.setValue(ep.first_byte_timeout)
         self.idle_spin.setValue(ep.idle_timeout)
+        self.line_cap_spin.setValue(ep.max_line_bytes // 1024)
         self.tls_check.setChecked(ep.tls_verify)
         self.ca_edit.setText(ep.ca_bundle or "")
         self._on_tls_check_toggled(ep.tls_verify)
@@ -252,6 +269,7 @@ class NetworkTab(QWidget):
             connect_timeout=self.connect_spin.value(),
             first_byte_timeout=self.first_byte_spin.value(),
             idle_timeout=self.idle_spin.value(),
+            max_line_bytes=_line_cap(ep.max_line_bytes, self.line_cap_spin.value()),
             tls_verify=self.tls_check.isChecked(),
             ca_bundle=self.ca_edit.text().strip() or None,
         )

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.capture.frames_export import FrameRecord, records_from_bytes, write_jsonl
+from streamscope.core.capture.frames_export import FrameRecord, records_from_log, write_jsonl
 from streamscope.core.net.curl import CurlParseError, parse_curl, to_curl, to_httpx_python
 from streamscope.core.net.endpoints import Endpoint
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
@@ -53,7 +53,7 @@ from streamscope.core.net.raw_request import (
     secret_account,
     user_text,
 )
-from streamscope.core.wire.dialects.base import Framing, RequestSpec
+from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.ui.compare_view import CompareDialog
 from streamscope.ui.curl_import import CurlImportDialog, CurlPasteFilter
 from streamscope.ui.frames_find import FramesFindBar
@@ -327,14 +327,7 @@ class PowerTools(QObject):
 
     def frame_records(self) -> list[FrameRecord]:
         """The Frames table's rows as records (time since the request)."""
-        log = self._inspector.frames_model.log
-        if not len(log):
-            return []
-        # The first frame that is not blank lines says (NDJSON blank lines are frames too).
-        row = next((r for r in range(len(log)) if not log.blank_lines(r)), 0)
-        first = log.frame_bytes(row, 4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
-        framing: Framing = "ndjson" if first in (b"{", b"[") else "sse"
-        return records_from_bytes(log.frames(), framing)
+        return records_from_log(self._inspector.frames_model.log)
 
     def export_frames_to(self, path: Path) -> int:
         """Write the current turn's frames to ``path`` as JSON Lines; lines written."""

@@ -5,7 +5,8 @@ Colour and a glyph differ per outcome, but the text alone says everything (acces
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from streamscope.core.turn.model import Turn
@@ -28,13 +29,60 @@ def status_line(turn: Turn, frames: int | None = None) -> str:
     if turn.outcome is Outcome.COMPLETED and turn.terminal_signal:
         extras.append(f"{turn.terminal_signal} received")
     if frames:
-        extras.append(f"{frames} frames")
+        extras.append(f"{frames} frame{'s' if frames != 1 else ''}")
     if turn.bytes_received:
         extras.append(format_bytes(turn.bytes_received))
     if turn.warnings and turn.outcome is Outcome.COMPLETED:
         n = len(turn.warnings)
         extras.append(f"{n} warning{'s' if n != 1 else ''}")
     return " · ".join([text, *extras])
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that shows as much of its text as fits, ending in "…" when cut,
+    with the whole text in its tooltip (a long error reason must not widen the window).
+    :meth:`text` is the whole text."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self._tip = ""
+        self.setText(text)
+
+    def text(self) -> str:  # the whole text, not the elided one shown
+        return self._full
+
+    def setText(self, text: str) -> None:
+        self._full = text
+        self._elide()
+
+    def setToolTip(self, tip: str) -> None:
+        """A tooltip under the whole text (when the text is elided)."""
+        self._tip = tip
+        self._elide()
+
+    def shown_text(self) -> str:
+        """What the label shows (elided to its width)."""
+        return super().text()
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        return QSize(
+            min(hint.width(), self.fontMetrics().horizontalAdvance("x" * 20)), hint.height()
+        )
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        width = self.contentsRect().width()
+        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, width)
+        super().setText(shown)
+        tips = [self._full] if shown != self._full else []
+        if self._tip:
+            tips.append(self._tip)
+        super().setToolTip("\n".join(tips))
 
 
 class StatusPanel(QWidget):
@@ -47,7 +95,7 @@ class StatusPanel(QWidget):
         layout.setSpacing(6)
         self.glyph = QLabel(self)
         self.glyph.setMinimumWidth(14)
-        self.label = QLabel("Ready", self)
+        self.label = ElidedLabel("Ready", self)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.glyph)
         layout.addWidget(self.label, 1)
@@ -61,6 +109,7 @@ class StatusPanel(QWidget):
         self.outcome = None
         self.glyph.setText("")
         self.label.setStyleSheet("")
+        self.label.setToolTip("")
         self.label.setText(text)
 
     def show_started(self, what: str) -> None:

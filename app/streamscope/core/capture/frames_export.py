@@ -3,16 +3,22 @@
     {"i": 0, "t": 0.2123, "event": "message", "data": "{\\"id\\":\\"chatcmpl-…\\", …}"}
     {"i": 1, "t": 0.2151, "event": null, "data": null, "comments": ["keep-alive"]}
 
-``t`` is seconds since the request was sent; ``event`` the SSE event name (``"message"``
-by default; NDJSON lines are ``"message"`` too) or ``null`` for a block that dispatched no
-event (a comment, a run of stray blank lines — one frame however long); ``data`` the
-event's data (``null`` likewise); ``comments`` only when the block had some;
-``incomplete: true`` only for a block the stream ended inside of. The frames are exactly the
-Frames table's rows.
+``t`` is seconds since the request was sent; ``event`` the SSE event name (``"message"`` by
+default; NDJSON lines are ``"message"`` too) or ``null`` for a block that dispatched no
+event (a comment, a run of stray blank lines — one frame however long); ``data`` the event's
+data (``null`` likewise); ``comments`` only when the block had some; ``incomplete: true``
+only for a block the stream ended inside of. ``role`` marks the rows that are no decoded
+block: ``"body"``, a response body that was no stream (an HTTP error's JSON, an HTML page),
+and ``"oversized"``, the first bytes of a block whose line broke the line cap — ``data`` is
+their text::
+
+    {"i": 0, "t": 0.0121, "event": null, "data": "{\"error\":{…}}", "role": "body"}
+
+The frames are exactly the Frames table's rows.
 
 Frames come from a capture (:func:`capture_frames`: the capture is replayed through the
-pipeline) or from each frame's exact bytes (:func:`records_from_bytes`: what the Frames
-table keeps).
+pipeline), from the Frames table's log (:func:`records_from_log`) or from each frame's exact
+bytes (:func:`records_from_bytes`).
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ import orjson
 
 from streamscope.core.capture.format import Capture
 from streamscope.core.capture.replay import replay_capture
+from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.pipeline import PipelineUpdate
+from streamscope.core.turn.progress import MarkedFrame
 from streamscope.core.wire.dialects.base import Framing
 from streamscope.core.wire.ndjson import NDJSONDecoder
 from streamscope.core.wire.sse import RawFrame, SSEDecoder
@@ -39,6 +47,7 @@ __all__ = [
     "capture_frames",
     "record_of",
     "records_from_bytes",
+    "records_from_log",
     "to_jsonl",
     "write_jsonl",
 ]
@@ -54,6 +63,7 @@ class FrameRecord:
     comments: tuple[str, ...] = ()
     raw: bytes = b""
     complete: bool = True
+    role: str | None = None
 
     def to_json(self, index: int) -> dict[str, Any]:
         obj: dict[str, Any] = {
@@ -66,11 +76,15 @@ class FrameRecord:
             obj["comments"] = [c.strip() for c in self.comments]
         if not self.complete:
             obj["incomplete"] = True
+        if self.role is not None:
+            obj["role"] = self.role
         return obj
 
 
 def record_of(frame: RawFrame, t: float) -> FrameRecord:
     """A record from a decoded frame received at ``t`` (seconds since the request)."""
+    if isinstance(frame, MarkedFrame):
+        return _marked(frame.raw, t, frame.role)
     ev = frame.event
     return FrameRecord(
         t,
@@ -98,6 +112,31 @@ def records_from_bytes(
         else:
             complete = all(f.complete for f in decoded)
             out.append(FrameRecord(t, None, None, comments, raw, complete))
+    return out
+
+
+def _marked(raw: bytes, t: float, role: str) -> FrameRecord:
+    return FrameRecord(t, None, raw.decode("utf-8", "replace"), (), raw, True, role)
+
+
+def records_from_log(log: FrameLog) -> list[FrameRecord]:
+    """The records of every row of a Frames table's log (a body or oversized row as such)."""
+    if not len(log):
+        return []
+    framing = log.framing
+    if framing is None:
+        # The first frame that is not blank lines says (NDJSON blank lines are frames too).
+        row = next((r for r in range(len(log)) if not log.blank_lines(r)), 0)
+        first = log.frame_bytes(row, 4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        framing = "ndjson" if first in (b"{", b"[") else "sse"
+    out: list[FrameRecord] = []
+    for row in range(len(log)):
+        raw, t = log.frame_bytes(row), log.time(row)
+        role = log.role(row)
+        if role is not None:
+            out.append(_marked(raw, t, role))
+        else:
+            out += records_from_bytes([(raw, t)], framing)  # type: ignore[arg-type]
     return out
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import replace
 
 import orjson
 
 from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse
+from streamscope.core.net.options import DEFAULT_LINE_CAP
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import Outcome, StreamEnd
@@ -16,7 +18,7 @@ from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.core.wire.events import DialectWarning
 
-__all__ = ["replay_capture"]
+__all__ = ["line_cap", "replay_capture"]
 
 _YIELD_EVERY = 64  # instant replay: let the event loop breathe every N reads
 FEED_BYTES = 1 << 20
@@ -71,6 +73,7 @@ async def replay_capture(
         dialect or capture.dialect,
         keep_frames=keep_frames,
         content_type=ctype,
+        max_line_bytes=line_cap(capture),
         request_sent=0.0,
         headers=response.t if response is not None else None,
     )
@@ -130,6 +133,22 @@ async def replay_capture(
         turn = replace(turn, outcome=Outcome(end.outcome), reason=end.reason)
     obs.finished(turn)
     return turn
+
+
+_CAP = re.compile(r"line longer than (\d+) bytes")
+
+
+def line_cap(capture: Capture) -> int:
+    """The line cap to replay ``capture`` with: the one that ended it live (its protocol
+    error names it), else one no line of it can break — the live turn's cap, whatever it
+    was set to, let every line through."""
+    end = capture.end
+    if end is not None and end.kind == "protocol_error":
+        m = _CAP.search(end.detail or "")
+        if m is not None:
+            return int(m.group(1))
+        return DEFAULT_LINE_CAP
+    return max(DEFAULT_LINE_CAP, capture.reads.size + 1)
 
 
 def _feed_slices(

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 import httpx
 import orjson
 
+from streamscope.core.net.connect_errors import describe_connect_error
 from streamscope.core.net.env_proxy import ProxySettingError, environment_client
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
 from streamscope.core.redact import scrub, secret_values
@@ -61,6 +62,7 @@ class _Run:
     dialect: str
     keep_frames: bool
     t0: float
+    max_line_bytes: int = 1 << 20
     pipeline: StreamPipeline | None = None
     headers_at: float | None = None
     status: int | None = None
@@ -72,6 +74,7 @@ class _Run:
                 self.dialect,
                 keep_frames=self.keep_frames,
                 content_type=content_type,
+                max_line_bytes=self.max_line_bytes,
                 request_sent=self.t0,
                 headers=self.headers_at,
             )
@@ -121,7 +124,7 @@ class StreamClient:
         """Send ``spec`` and stream the answer; see the module docstring."""
         obs = observer or TurnObserver()
         clock = self._clock
-        run = _Run(dialect, keep_frames, clock())
+        run = _Run(dialect, keep_frames, clock(), timeouts.max_line_bytes)
         try:
             end = await self._exchange(spec, run, timeouts, tls, obs)
         except asyncio.CancelledError:
@@ -160,7 +163,7 @@ class StreamClient:
         except ProxySettingError as exc:  # e.g. ALL_PROXY=socks4://…: nothing was sent
             run.t0 = clock()
             obs.request_started(spec, body, run.t0)
-            return StreamEnd("connect_error", detail=str(exc))
+            return StreamEnd("connect_error", detail=f"could not connect: {exc}")
         request = http.build_request(
             spec.method,
             spec.url,
@@ -176,7 +179,8 @@ class StreamClient:
         except TimeoutError:
             return StreamEnd("first_byte_timeout", timeout=timeouts.first_byte)
         except httpx.HTTPError as exc:
-            return StreamEnd("connect_error", detail=_describe(exc))
+            detail = describe_connect_error(exc, request.url, connect_timeout=timeouts.connect)
+            return StreamEnd("connect_error", detail=detail)
         try:
             return await self._read(response, run, timeouts, obs)
         finally:

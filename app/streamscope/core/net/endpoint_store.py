@@ -22,6 +22,7 @@ from streamscope.core.net.endpoints import (
     FILE_NAME,
     FORMAT_VERSION,
     KEY_SOURCES,
+    LINE_CAP_RANGE,
     PRESETS,
     Endpoint,
     is_secret_header,
@@ -77,6 +78,7 @@ def endpoint_to_dict(ep: Endpoint) -> dict[str, Any]:
         "connect_timeout": ep.connect_timeout,
         "first_byte_timeout": ep.first_byte_timeout,
         "idle_timeout": ep.idle_timeout,
+        "max_line_bytes": ep.max_line_bytes,
         "tls_verify": ep.tls_verify,
         "ca_bundle": ep.ca_bundle,
         "system_prompt": ep.system_prompt,
@@ -125,6 +127,10 @@ def endpoint_from_dict(d: Mapping[str, Any]) -> Endpoint:
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
         raise EndpointConfigError("extra_headers: names and values must be strings")
     max_tokens = _get(d, "max_tokens", int, None)
+    max_line = _get(d, "max_line_bytes", int, defaults.max_line_bytes)
+    low, high = LINE_CAP_RANGE
+    if not low <= max_line <= high:
+        raise EndpointConfigError(f"max_line_bytes: expected {low} to {high}, got {max_line}")
     temperature = _get(d, "temperature", (int, float), None)
     return Endpoint(
         id=ep_id,
@@ -141,6 +147,7 @@ def endpoint_from_dict(d: Mapping[str, Any]) -> Endpoint:
             _get(d, "first_byte_timeout", (int, float), defaults.first_byte_timeout)
         ),
         idle_timeout=float(_get(d, "idle_timeout", (int, float), defaults.idle_timeout)),
+        max_line_bytes=max_line,
         tls_verify=_get(d, "tls_verify", bool, True),
         ca_bundle=_get(d, "ca_bundle", str, None) or None,
         system_prompt=_get(d, "system_prompt", str, ""),

@@ -17,12 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from streamscope.core.net.options import StreamTimeouts, TLSOptions
+from streamscope.core.net.options import DEFAULT_LINE_CAP, StreamTimeouts, TLSOptions
 from streamscope.core.redact import SECRET_HEADERS
 
 __all__ = [
     "DEMO_ID",
     "KEY_SOURCES",
+    "LINE_CAP_RANGE",
     "PRESETS",
     "Endpoint",
     "KeySource",
@@ -39,6 +40,8 @@ DEMO_ID = "builtin-demo"
 
 FILE_NAME = "endpoints.json"
 FORMAT_VERSION = 1
+LINE_CAP_RANGE = (4 * 1024, 256 * 1024 * 1024)
+"""The line caps an endpoint may set, in bytes: 4 KiB to 256 MiB."""
 MODELS_TIMEOUT = 20.0
 """Seconds a models listing may take to arrive (after connecting)."""
 
@@ -73,6 +76,9 @@ class Endpoint:
     """Seconds from sending the request to the first body byte."""
     idle_timeout: float = 300.0
     """Seconds without semantic progress (keep-alives don't count) before truncating."""
+    max_line_bytes: int = DEFAULT_LINE_CAP
+    """The longest line the stream may send (:data:`LINE_CAP_RANGE`); a longer one ends the
+    turn as a protocol error, its first KB shown as an ``oversized`` frame."""
     tls_verify: bool = True
     """Verify the server's TLS certificate (the UI marks it visibly when off)."""
     ca_bundle: str | None = None
@@ -99,6 +105,7 @@ class Endpoint:
             connect=self.connect_timeout,
             first_byte=self.first_byte_timeout,
             idle=self.idle_timeout,
+            max_line_bytes=self.max_line_bytes,
         )
 
     def tls(self) -> TLSOptions:

@@ -6,13 +6,13 @@ window does not import the network stack.
 
 from __future__ import annotations
 
-import errno
 import ssl
 import time
 from typing import Any
 
 import httpx
 
+from streamscope.core.net.connect_errors import describe_connect_error, host_port
 from streamscope.core.net.endpoints import MODELS_TIMEOUT, Endpoint
 from streamscope.core.net.env_proxy import environment_client
 from streamscope.core.redact import redact_url
@@ -90,16 +90,17 @@ async def _get_models(
     t0 = time.monotonic()
     try:
         response = await client.get(url, headers=auth_headers(endpoint, api_key), timeout=timeout)
-    except httpx.ConnectTimeout:
+    except httpx.ConnectTimeout as exc:
         raise ModelListError(
-            f"Timed out after {endpoint.connect_timeout:g} s connecting to {_host(url)}"
+            describe_connect_error(exc, url, connect_timeout=endpoint.connect_timeout)
         ) from None
     except httpx.TimeoutException:
         raise ModelListError(
-            f"{_host(url)} accepted the connection but sent no answer within {MODELS_TIMEOUT:g} s"
+            f"{host_port(url)} accepted the connection but sent no answer within"
+            f" {MODELS_TIMEOUT:g} s"
         ) from None
     except httpx.ConnectError as exc:
-        raise ModelListError(_describe_connect_error(exc, url)) from None
+        raise ModelListError(describe_connect_error(exc, url)) from None
     except httpx.HTTPError as exc:
         raise ModelListError(f"Request to {shown} failed: {type(exc).__name__}: {exc}") from None
     elapsed = time.monotonic() - t0
@@ -149,40 +150,6 @@ async def test_connection(
     if endpoint.model and models and endpoint.model not in models:
         note = f" · “{endpoint.model}” is not in the list"
     return True, f"Connected · {count} · {elapsed:.2f} s{note}"
-
-
-def _host(url: str) -> str:
-    return httpx.URL(url).netloc.decode("ascii", "replace")
-
-
-def _exception_chain_text(exc: BaseException) -> str:
-    """The messages of ``exc`` and its causes (anyio hides "refused" behind a summary)."""
-    parts: list[str] = []
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        parts.append(str(current))
-        if isinstance(current, OSError) and current.errno == errno.ECONNREFUSED:
-            parts.append("connection refused")
-        current = current.__cause__ or current.__context__
-    return " | ".join(parts)
-
-
-def _describe_connect_error(exc: httpx.ConnectError, url: str) -> str:
-    text = str(exc)
-    low = _exception_chain_text(exc).lower()
-    host = _host(url)
-    if "certificate" in low or "ssl" in low or "tls" in low:
-        return (
-            f"TLS error talking to {host}: {text} — set a CA bundle for a self-signed "
-            "server, or turn verification off"
-        )
-    if "refused" in low or "errno 111" in low or "10061" in low:
-        return f"Connection refused by {host} — is the server running on that port?"
-    if "name or service not known" in low or "nodename" in low or "getaddrinfo" in low:
-        return f"Could not resolve host {host!r} — check the base URL"
-    return f"Could not connect to {host}: {text or type(exc).__name__}"
 
 
 def _describe_status(response: httpx.Response, shown_url: str) -> str:

@@ -18,15 +18,24 @@ import re
 from array import array
 from collections.abc import Iterator
 
+from streamscope.core.turn.error_body import body_summary
 from streamscope.core.turn.progress import (
+    FLAG_BODY,
     FLAG_DETACHED,
     FLAG_INCOMPLETE,
+    FLAG_OVERSIZED,
     FrameKind,
     Progress,
     extend_ends,
 )
 from streamscope.core.wire.dialects import get_dialect
-from streamscope.core.wire.events import ReasoningChannel, ReasoningDelta, StreamEvent, TextDelta
+from streamscope.core.wire.events import (
+    MalformedFrame,
+    ReasoningChannel,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+)
 from streamscope.core.wire.summary import quote, summarize_events
 
 __all__ = ["FrameLog", "block_label"]
@@ -222,11 +231,49 @@ class FrameLog:
         return []
 
     def label(self, row: int) -> str:
-        """The event column: the SSE event name, ``comment``, ``ndjson`` …"""
-        return block_label(self.frame_bytes(row, _LABEL_BYTES), self.framing)[0]
+        """The event column: the SSE event name, ``comment``, ``ndjson`` … — ``body`` for
+        a response body that was no stream, ``oversized`` for an over-long line's start."""
+        role = self.role(row)
+        return role or block_label(self.frame_bytes(row, _LABEL_BYTES), self.framing)[0]
+
+    def role(self, row: int) -> str | None:
+        """``"body"`` or ``"oversized"`` for the rows the pipeline adds (see
+        :class:`~streamscope.core.turn.progress.MarkedFrame`), else ``None``."""
+        flags = self.flags[row]
+        if flags & FLAG_BODY:
+            return "body"
+        return "oversized" if flags & FLAG_OVERSIZED else None
+
+    def body_row(self) -> int | None:
+        """The row holding the response body when it was no stream (an HTTP error's): the
+        last row, if any."""
+        row = len(self.flags) - 1
+        return row if row >= 0 and self.flags[row] & FLAG_BODY else None
+
+    def find_malformed(self, reason: str | None = None, start: int = 0) -> int | None:
+        """The first malformed row from ``start`` on — whose
+        :class:`~streamscope.core.wire.events.MalformedFrame` says ``reason``, if given (a
+        turn warning ``malformed frame: <reason>`` names it) — or ``None``."""
+        kinds = self.kinds.tobytes()  # (a C-speed search through 100k rows)
+        mark = bytes([FrameKind.MALFORMED])
+        row = kinds.find(mark, start)
+        while row >= 0:
+            if reason is None or any(
+                isinstance(e, MalformedFrame) and e.reason == reason for e in self.events(row)
+            ):
+                return row
+            row = kinds.find(mark, row + 1)
+        return None
 
     def summary(self, row: int) -> str:
         """One line: what the frame's events say (by the dialect), or what the frame is."""
+        role = self.role(row)
+        if role == "body":
+            return body_summary(self.frame_bytes(row))
+        if role == "oversized":
+            raw = self.frame_bytes(row)
+            start = quote(raw.decode("utf-8", "replace").strip())
+            return f"line over the line cap; its first {len(raw):,} bytes: {start}"
         events = self.events(row)
         if events and self.dialect is not None:
             text = get_dialect(self.dialect).summarize(events)

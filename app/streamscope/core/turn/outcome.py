@@ -14,10 +14,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any, Literal
+from typing import Literal
 
-import orjson
-
+from streamscope.core.turn.error_body import (
+    error_body_fields,
+    header,
+    html_title,
+    json_object,
+    looks_like_html,
+    retry_after,
+)
 from streamscope.core.wire.events import ServerError
 
 
@@ -85,13 +91,13 @@ def describe_end(
         case "not_a_stream":
             return Outcome.ERROR, describe_not_a_stream(end)
         case "connect_error":
-            return Outcome.ERROR, f"could not connect: {end.detail or 'no response'}"
+            return Outcome.ERROR, connect_reason(end.detail)
         case "protocol_error":
             detail = end.detail or "framing error"
             return Outcome.ERROR, f"protocol error after {size}: {detail}"
     if server_error is not None:
         code = f"{server_error.code}: " if server_error.code else ""
-        return Outcome.ERROR, f"in-stream error: {code}{_clip(server_error.message)}"
+        return Outcome.ERROR, f"in-stream error: {code}{_one_line(server_error.message)}"
     if terminal is not None:
         fr = f" (finish_reason={finish_reason})" if finish_reason else ""
         return Outcome.COMPLETED, f"{terminal} received{fr}"
@@ -106,7 +112,7 @@ def describe_end(
         case "eof":
             return Outcome.TRUNCATED, f"connection closed{mid} after {size}, {missing}{had}"
         case "broken":
-            detail = f": {_clip(end.detail, 80)}" if end.detail else ""
+            detail = f": {_one_line(end.detail)}" if end.detail else ""
             return Outcome.TRUNCATED, f"connection broken{mid} after {size}, {missing}{had}{detail}"
         case "idle_timeout":
             limit = f" after {end.timeout:g} s" if end.timeout is not None else ""
@@ -117,6 +123,20 @@ def describe_end(
         case _:  # first_byte_timeout
             limit = f" within {end.timeout:g} s" if end.timeout is not None else ""
             return Outcome.TRUNCATED, f"no response body{limit}, {missing}"
+
+
+_EXCEPTION_TEXT = re.compile(r"[A-Z]\w*(?:Error|Exception|Timeout)\b")
+
+
+def connect_reason(detail: str) -> str:
+    """The reason of a turn that got no response: the client's sentence as it is
+    (:func:`~streamscope.core.net.connect_errors.describe_connect_error`: ``Connection refused
+    by 127.0.0.1:9 — is the server running?``); a bare exception text, as older captures
+    hold, after ``could not connect:``."""
+    detail = _one_line(detail)
+    if not detail:
+        return "could not connect: no response"
+    return f"could not connect: {detail}" if _EXCEPTION_TEXT.match(detail) else detail
 
 
 def _finish_label(expected_terminal: str) -> str:
@@ -132,67 +152,17 @@ def format_bytes(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB"
 
 
-def _clip(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    for key, value in headers.items():
-        if key.lower() == name:
-            return value
-    return None
+def _one_line(text: str) -> str:
+    """``text`` on one line (whitespace runs as one space), whole: only views elide."""
+    return " ".join(text.split())
 
 
 def _content_type(end: StreamEnd) -> str:
-    return (end.content_type or _header(end.headers, "content-type") or "").strip()
+    return (end.content_type or header(end.headers, "content-type") or "").strip()
 
 
 def _looks_like_html(end: StreamEnd) -> bool:
-    if "html" in _content_type(end).lower():
-        return True
-    head = end.body[:512].lstrip().lower()
-    return head.startswith((b"<!doctype html", b"<html"))
-
-
-_TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
-
-
-def _html_title(body: bytes) -> str | None:
-    m = _TITLE.search(body[:65536])
-    if m is None:
-        return None
-    title = " ".join(m.group(1).decode("utf-8", "replace").split())
-    return title or None
-
-
-def _json_object(body: bytes) -> dict[str, Any] | None:
-    try:
-        obj = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
-def error_body_fields(body: bytes) -> tuple[str | None, str | None]:
-    """``(code, message)`` from a provider's JSON error body (OpenAI, Anthropic, Gemini,
-    Ollama shapes), or ``(None, None)``."""
-    obj = _json_object(body)
-    if obj is None:
-        return None, None
-    err = obj.get("error", obj)
-    if isinstance(err, str):
-        return None, err
-    if not isinstance(err, dict):
-        return None, None
-    code: Any = None
-    for key in ("code", "status", "type"):
-        value = err.get(key)
-        if isinstance(value, str) and value:
-            code = value
-            break
-    message = err.get("message") or err.get("detail")
-    return code, (str(message) if message is not None else None)
+    return looks_like_html(end.body, _content_type(end))
 
 
 def is_error_document(end: StreamEnd, *, whole: bool) -> bool:
@@ -202,18 +172,15 @@ def is_error_document(end: StreamEnd, *, whole: bool) -> bool:
     ``{"object": "error", ...}``). :func:`describe_not_a_stream` then says what it was."""
     if _looks_like_html(end):
         return True
-    obj = _json_object(end.body) if whole else None
+    obj = json_object(end.body) if whole else None
     return obj is not None and bool(
         obj.get("error") or "error" in (obj.get("type"), obj.get("object"))
     )
 
 
 def _retry_after(headers: Mapping[str, str]) -> str | None:
-    value = _header(headers, "retry-after")
-    if value is None:
-        return None
-    value = value.strip()
-    return f"retry after {value} s" if value.isdigit() else f"retry after {value}"
+    wait = retry_after(headers)
+    return f"retry after {wait}" if wait is not None else None
 
 
 def describe_http_error(end: StreamEnd) -> str:
@@ -221,9 +188,9 @@ def describe_http_error(end: StreamEnd) -> str:
     status = end.status or 0
     parts: list[str] = []
     if _looks_like_html(end):
-        title = _html_title(end.body)
+        title = html_title(end.body)
         head = f"{status} HTML page, not an event stream"
-        parts.append(f"{head}: {_clip(title, 100)}" if title else head)
+        parts.append(f"{head}: {_one_line(title)}" if title else head)
     else:
         code, message = error_body_fields(end.body)
         if code is None:
@@ -233,7 +200,7 @@ def describe_http_error(end: StreamEnd) -> str:
                 code = "HTTP error"
         parts.append(f"{status} {code}")
         if message:
-            parts.append(_clip(message))
+            parts.append(_one_line(message))
         elif not end.body.strip():
             parts.append("empty body")
     retry = _retry_after(end.headers)
@@ -251,13 +218,13 @@ def describe_not_a_stream(end: StreamEnd) -> str:
     ctype = _content_type(end) or "no content type"
     status = f"{end.status} " if end.status is not None else ""
     if _looks_like_html(end):
-        title = _html_title(end.body)
+        title = html_title(end.body)
         head = f"{status}HTML page, not an event stream"
-        return f"{head}: {_clip(title, 100)}" if title else head
+        return f"{head}: {_one_line(title)}" if title else head
     code, message = error_body_fields(end.body)
     if message:
         label = f"{code}: " if code else ""
-        return f"{status}{ctype} body, not an event stream · {label}{_clip(message)}"
+        return f"{status}{ctype} body, not an event stream · {label}{_one_line(message)}"
     return f"{status}{ctype} body, not an event stream"
 
 
@@ -265,17 +232,18 @@ def _describe_body(end: StreamEnd) -> str:
     """``HTML error page: 502 Bad Gateway``, ``JSON error body: invalid_api_key: Incorrect
     API key provided``."""
     if _looks_like_html(end):
-        title = _html_title(end.body)
-        return f"HTML error page: {_clip(title, 100)}" if title else "HTML error page"
+        title = html_title(end.body)
+        return f"HTML error page: {_one_line(title)}" if title else "HTML error page"
     code, message = error_body_fields(end.body)
     label = f"{code}: " if code else ""
-    return f"JSON error body: {label}{_clip(message)}" if message else "JSON error body"
+    return f"JSON error body: {label}{_one_line(message)}" if message else "JSON error body"
 
 
 __all__ = [
     "EndKind",
     "Outcome",
     "StreamEnd",
+    "connect_reason",
     "describe_end",
     "describe_http_error",
     "describe_not_a_stream",

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from streamscope.core.turn.assembler import TurnAssembler
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import StreamEnd, is_error_document
+from streamscope.core.turn.progress import MarkedFrame
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects import (
     detect_dialect,
@@ -39,6 +40,7 @@ __all__ = ["ParsedFrame", "PipelineUpdate", "StreamPipeline", "turn_to_json"]
 
 _CLEAN_ENDS = frozenset({"eof"})
 _BODY_ENDS = frozenset({"eof", "broken", "idle_timeout"})  # the body decides the outcome
+_BODY_FRAMES = frozenset({"http_error", "not_a_stream"})  # the body is a frame of its own
 # A blank line at the very end of the body: the last SSE block was terminated.
 _BLOCK_END = re.compile(rb"(?>\r\n|\r|\n)(?>\r\n|\r|\n)\Z")
 
@@ -170,6 +172,7 @@ class StreamPipeline:
             self._protocol_error = str(exc)
             if self.keep_frames:
                 self._frames(exc.frames, t, update)
+                self._oversized(exc, update)
             else:
                 self._events(exc.events, t, update)
         update.terminal = asm.terminal_signal is not None
@@ -193,6 +196,7 @@ class StreamPipeline:
             except SSEProtocolError as exc:
                 self._protocol_error = str(exc)
                 self._frames(exc.frames, t, update)
+                self._oversized(exc, update)
         decoder = self._decoder
         if decoder is not None and self._protocol_error is None:
             if self.keep_frames or self._sniffed_frames:
@@ -213,9 +217,17 @@ class StreamPipeline:
 
     def end_input(self, end: StreamEnd, t: float) -> PipelineUpdate:
         """The input ended as ``end`` says: :meth:`flush` accordingly and return what that
-        produced (the unterminated tail frame, end-of-body events) for the observers;
-        :meth:`close` then decides the outcome."""
-        return self.flush(t, clean=end.kind in _CLEAN_ENDS)
+        produced (the unterminated tail frame, end-of-body events) for the observers —
+        and, when the response was no stream (an HTTP error, a page), its body as one frame
+        (:class:`~streamscope.core.turn.progress.MarkedFrame`, ``role="body"``, received
+        at ``t``); :meth:`close` then decides the outcome."""
+        flushed = self._flushed
+        update = self.flush(t, clean=end.kind in _CLEAN_ENDS)
+        if not flushed and self.keep_frames and end.kind in _BODY_FRAMES and end.body:
+            frame = MarkedFrame(self.assembler.bytes_received, end.body, None, (), False)
+            update.frames.append(ParsedFrame(frame, []))
+            self._frame_no += 1
+        return update
 
     def close(self, end: StreamEnd, t: float) -> Turn:
         """Finish the turn: flush the input, then decide the outcome from ``end`` — and from
@@ -257,6 +269,14 @@ class StreamPipeline:
             and b"\n" not in body.rstrip(b"\r\n")
             and classify_content_type(self.content_type, body)[0]
         )
+
+    def _oversized(self, exc: SSEProtocolError, update: PipelineUpdate) -> None:
+        """The start of the block that broke the line cap, as a frame of its own."""
+        head = exc.oversized
+        if head is not None and head.raw:
+            frame = MarkedFrame(head.offset, head.raw, None, (), False, role="oversized")
+            update.frames.append(ParsedFrame(frame, []))
+            self._frame_no += 1
 
     def _new_decoder(self, framing: Framing) -> _Decoder:
         if framing == "ndjson":

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from streamscope.core.turn.model import TurnDelta
 from streamscope.core.wire.events import (
@@ -36,6 +36,7 @@ from streamscope.core.wire.events import (
     ToolCallStarted,
     Usage,
 )
+from streamscope.core.wire.sse_fields import RawFrame
 
 if TYPE_CHECKING:
     from streamscope.core.turn.assembler import TurnAssembler
@@ -45,11 +46,14 @@ if TYPE_CHECKING:
     from streamscope.core.wire.dialects.base import RequestSpec
 
 __all__ = [
+    "FLAG_BODY",
     "FLAG_DETACHED",
     "FLAG_INCOMPLETE",
     "FLAG_INVALID_UTF8",
+    "FLAG_OVERSIZED",
     "FrameKind",
     "FrameRows",
+    "MarkedFrame",
     "Progress",
     "ProgressEncoder",
 ]
@@ -75,6 +79,23 @@ class FrameKind:
 FLAG_INVALID_UTF8 = 1
 FLAG_INCOMPLETE = 2
 FLAG_DETACHED = 4  # the bytes are not in the reads: they are in the rows' ``detached``
+FLAG_BODY = 8  # the response body instead of a stream (an HTTP error's, an HTML page …)
+FLAG_OVERSIZED = 16  # the first bytes of a block whose line broke the line cap
+
+FrameRole = Literal["body", "oversized"]
+_ROLE_FLAGS = {"body": FLAG_BODY, "oversized": FLAG_OVERSIZED}
+
+
+@dataclass(frozen=True, slots=True)
+class MarkedFrame(RawFrame):
+    """A frame row the pipeline adds that no decoded block is: ``role="body"``, a response
+    body that was not a stream (an HTTP error's JSON, a proxy's HTML page: not in the reads,
+    so its bytes travel with the row); ``role="oversized"``, the first bytes of the block
+    whose line broke the line cap. Both are ``error`` rows, flagged :data:`FLAG_BODY` or
+    :data:`FLAG_OVERSIZED`, with no events."""
+
+    role: FrameRole = "body"
+
 
 _EVENT_KINDS: dict[type[StreamEvent], int] = {
     TextDelta: FrameKind.TEXT,
@@ -287,12 +308,15 @@ class ProgressEncoder:
                         self._channel = self._channel or event.channel
                 kinds[i] = kind
                 extra[base + i] = events
+            elif type(frame) is MarkedFrame:  # (rare: an error body, an over-long line)
+                kinds[i] = FrameKind.ERROR
+                flags[i] = _ROLE_FLAGS[frame.role]
             elif frame.event is None and (frame.complete or frame.comments):
                 kinds[i] = FrameKind.COMMENT
             text_ends[i] = text
             reasoning_ends[i] = reasoning
             if frame.invalid_utf8 or not frame.complete:
-                flags[i] = (FLAG_INVALID_UTF8 if frame.invalid_utf8 else 0) | (
+                flags[i] |= (FLAG_INVALID_UTF8 if frame.invalid_utf8 else 0) | (
                     0 if frame.complete else FLAG_INCOMPLETE
                 )
         self._text, self._reasoning = text, reasoning

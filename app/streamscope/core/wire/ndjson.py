@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Final
 
 from streamscope.core.wire.sse import RawFrame, SSEEvent, SSEProtocolError
+from streamscope.core.wire.sse_lines import DROPPED_KEPT
 
 __all__ = ["NDJSONDecoder"]
 
@@ -138,11 +139,11 @@ class NDJSONDecoder:
             else:
                 break
             if end - start > self._max:
-                self._fail(frames)
+                self._fail(frames, buf[start : start + DROPPED_KEPT])
             start = self._emit(buf, start, end, nxt, frames)
         rest = buf[start:]
         if len(rest) > self._max:
-            self._fail(frames)
+            self._fail(frames, rest[:DROPPED_KEPT])
         self._pending = rest
         return frames
 
@@ -212,7 +213,8 @@ class NDJSONDecoder:
             self._run = []
             frames.append(RawFrame(offset, raw, None, (), False, True))
 
-    def _fail(self, frames: list[RawFrame]) -> None:
+    def _fail(self, frames: list[RawFrame], head: bytes) -> None:
+        """A line passed the cap (``head``: its first bytes): the decoder is finished."""
         self._failed = True
         self._pending = b""
         self._run = []
@@ -220,4 +222,5 @@ class NDJSONDecoder:
             f"line longer than {self._max} bytes",
             events=[f.event for f in frames if f.event is not None],
             frames=frames,
+            oversized=RawFrame(self._offset, head, None, (), False, False),
         )

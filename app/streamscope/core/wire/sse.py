@@ -57,7 +57,10 @@ class SSEProtocolError(Exception):
     """The stream broke the decoder's limits; the decoder is finished.
 
     ``events`` (and, in frames mode, ``frames``) hold what was completed earlier in the same
-    ``feed``/``feed_frames`` call, so the caller loses nothing that arrived intact.
+    ``feed``/``feed_frames`` call, so the caller loses nothing that arrived intact. In frames
+    mode, ``oversized`` is the start of the block (or NDJSON line) that broke the cap: its
+    first :data:`~streamscope.core.wire.sse_lines.DROPPED_KEPT` bytes at its stream offset,
+    ``complete=False`` (the rest was not kept).
     """
 
     def __init__(
@@ -65,10 +68,12 @@ class SSEProtocolError(Exception):
         message: str,
         events: list[SSEEvent] | None = None,
         frames: list[RawFrame] | None = None,
+        oversized: RawFrame | None = None,
     ) -> None:
         super().__init__(message)
         self.events: list[SSEEvent] = events if events is not None else []
         self.frames: list[RawFrame] = frames if frames is not None else []
+        self.oversized = oversized
 
 
 class SSEDecoder:
@@ -125,7 +130,8 @@ class SSEDecoder:
         blocks = cutter.cut(chunk)
         frames = self._fields.frames(blocks, offset, cutter.bom, cutter.plain) if blocks else []
         if cutter.too_long:
-            raise self._failure([f.event for f in frames if f.event is not None], frames)
+            head = RawFrame(cutter.offset, cutter.dropped, None, (), False, False)
+            raise self._failure([f.event for f in frames if f.event is not None], frames, head)
         return frames
 
     def close_frames(self) -> list[RawFrame]:
@@ -160,8 +166,11 @@ class SSEDecoder:
             raise RuntimeError(f"this SSEDecoder is in {used} mode")
 
     def _failure(
-        self, events: list[SSEEvent], frames: list[RawFrame] | None = None
+        self,
+        events: list[SSEEvent],
+        frames: list[RawFrame] | None = None,
+        oversized: RawFrame | None = None,
     ) -> SSEProtocolError:
         """A line passed the cap: the decoder is finished."""
         self._mode = _FAILED
-        return SSEProtocolError(f"line longer than {self._max} bytes", events, frames)
+        return SSEProtocolError(f"line longer than {self._max} bytes", events, frames, oversized)

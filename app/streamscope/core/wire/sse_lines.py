@@ -18,7 +18,10 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["BlockCutter", "LineCutter"]
+__all__ = ["DROPPED_KEPT", "BlockCutter", "LineCutter"]
+
+DROPPED_KEPT = 4096
+"""How much of a block with an over-long line is kept (for the inspector to show)."""
 
 _BOM: Final = b"\xef\xbb\xbf"
 # A blank line inside a buffer that holds CRs: a line end directly followed by another.  The
@@ -171,6 +174,7 @@ class BlockCutter:
         "_pending",
         "_run",
         "bom",
+        "dropped",
         "offset",
         "plain",
         "too_long",
@@ -191,6 +195,9 @@ class BlockCutter:
         lines) or ends with LF LF."""
         self.too_long = False
         """A line passed the cap: what :meth:`cut` returned is all there will be."""
+        self.dropped = b""
+        """Once ``too_long``: the first :data:`DROPPED_KEPT` bytes of the block held up to
+        the over-long line (it starts at ``offset``); the rest is not kept."""
 
     def cut(self, chunk: bytes, final: bool = False) -> list[bytes]:
         """The blocks ``chunk`` completes; ``final`` (the end of the stream) also releases a
@@ -245,6 +252,7 @@ class BlockCutter:
         self._line_len = len(rest) - 1 - max(rest.rfind(b"\n"), rest.rfind(b"\r"))
         if too_long is not None or self._line_len > self._max:
             self.too_long = True
+            self.dropped = rest[:DROPPED_KEPT]
             self._pending = []
         elif rest:
             # What is held starts a block: when that is a blank line, it is a run going on.

@@ -23,9 +23,11 @@ from PySide6.QtGui import QColor, QFont
 
 from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.progress import (
+    FLAG_BODY,
     FLAG_DETACHED,
     FLAG_INCOMPLETE,
     FLAG_INVALID_UTF8,
+    FLAG_OVERSIZED,
     FrameKind,
     Progress,
 )
@@ -33,11 +35,14 @@ from streamscope.core.wire.events import StreamEvent
 
 __all__ = [
     "COLUMNS",
+    "FLAG_BODY",
     "FLAG_DETACHED",
     "FLAG_INCOMPLETE",
     "FLAG_INVALID_UTF8",
+    "FLAG_OVERSIZED",
     "FrameKind",
     "FramesModel",
+    "frame_notes",
 ]
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -68,6 +73,20 @@ _GLYPHS = {
     FrameKind.MALFORMED: "⚠",
     FrameKind.ERROR: "✖",
 }
+
+
+def frame_notes(kind: int, flags: int) -> list[str]:
+    """What a row is, in words (its tooltip, the detail's header): its kind, then its flags."""
+    notes = [FrameKind.NAMES[kind]]
+    if flags & FLAG_BODY:
+        notes.append("the response body: it was no stream (kept up to 1 MiB)")
+    if flags & FLAG_OVERSIZED:
+        notes.append("a line over the line cap: only these first bytes were kept")
+    if flags & FLAG_INVALID_UTF8:
+        notes.append("invalid UTF-8 (decoded with U+FFFD)")
+    if flags & FLAG_INCOMPLETE:
+        notes.append("incomplete: the stream ended inside this frame")
+    return notes
 
 
 class FramesModel(QAbstractTableModel):
@@ -242,10 +261,5 @@ class FramesModel(QAbstractTableModel):
 
     def _tooltip(self, row: int) -> str:
         event, summary = self.event_and_summary(row)
-        notes = [FrameKind.NAMES[self.log.kinds[row]]]
-        flags = self.log.flags[row]
-        if flags & FLAG_INVALID_UTF8:
-            notes.append("invalid UTF-8 (decoded with U+FFFD)")
-        if flags & FLAG_INCOMPLETE:
-            notes.append("incomplete: the stream ended inside this frame")
+        notes = frame_notes(self.log.kinds[row], self.log.flags[row])
         return f"{event}\n{summary}\n[{', '.join(notes)}]"

@@ -31,10 +31,8 @@ from streamscope.ui.inspector.frames_model import (
     COL_GAP,
     COL_INDEX,
     COL_TIME,
-    FLAG_INCOMPLETE,
-    FLAG_INVALID_UTF8,
-    FrameKind,
     FramesModel,
+    frame_notes,
 )
 from streamscope.ui.paint_clock import default_clock
 from streamscope.ui.turn_runner import ProgressBatch
@@ -150,7 +148,8 @@ class FramesPanel(QWidget):
     def add_progress(self, batch: ProgressBatch) -> None:
         """Keep a batch (cheap); its rows show when the paint clock gives the table a slot."""
         self.model.take(batch)
-        self._total_bytes = max(batch.total_bytes, self.model.log.received)
+        log = self.model.log  # (a body row's bytes are not in the reads: ``side``)
+        self._total_bytes = max(batch.total_bytes, log.received) + len(log.side)
         delta = batch.delta
         if delta is not None and delta.dialect_mismatch and self.banner.isHidden():
             self.banner.setText(
@@ -222,7 +221,8 @@ class FramesPanel(QWidget):
     def _update_count(self) -> None:
         total = self.model.rowCount()
         shown = self.shown_rows()
-        head = f"{total:,} frames" if shown == total else f"{shown:,} of {total:,} frames"
+        noun = "frame" if total == 1 else "frames"
+        head = f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
         if self.filtering and self.proxy.scanning:
             head += f" (filtering… {self.proxy.progress():.0%})"
         self.count_label.setText(f"{head} · {_size(self._total_bytes)}")
@@ -239,6 +239,19 @@ class FramesPanel(QWidget):
             self.view.selectRow(index.row())
             self.view.scrollTo(index)
 
+    def select_malformed(self, reason: str | None = None) -> bool:
+        """Select the first malformed frame (whose event says ``reason``, if given), clearing
+        a filter that hides it; whether there was one."""
+        self.repaint_now()
+        row = self.model.log.find_malformed(reason)
+        if row is None:
+            return False
+        if not self.view_index(row).isValid():
+            self.filter_edit.clear()
+            self.apply_filter()
+        self.select_row(row)
+        return True
+
     def _on_selection_changed(self, _sel: QItemSelection, _desel: QItemSelection) -> None:
         row = self.selected_row()
         if row is None:
@@ -248,11 +261,7 @@ class FramesPanel(QWidget):
 
     def show_detail(self, row: int) -> None:
         log = self.model.log
-        notes = [FrameKind.NAMES[log.kinds[row]]]
-        if log.flags[row] & FLAG_INVALID_UTF8:
-            notes.append("invalid UTF-8")
-        if log.flags[row] & FLAG_INCOMPLETE:
-            notes.append("incomplete (stream ended inside it)")
+        notes = frame_notes(log.kinds[row], log.flags[row])
         self.detail.show_frame(
             row,
             log.frame_bytes(row),

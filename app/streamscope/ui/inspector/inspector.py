@@ -74,8 +74,23 @@ class InspectorPanel(QTabWidget):
             self.toolcalls_panel.take(batch.delta.tool_calls)
         self.timeline_panel.add_progress(batch)
 
+    def show_malformed_frame(self, reason: str | None = None) -> bool:
+        """Bring Frames forward with the first malformed frame (saying ``reason``) selected;
+        whether the shown turn has one."""
+        if not self.frames_panel.select_malformed(reason):
+            return False
+        self.setCurrentIndex(TAB_FRAMES)
+        return True
+
     def finish_turn(self, turn: Turn) -> None:
-        """The turn ended: final tool-call JSON, timeline milestones and warnings."""
+        """The turn ended: final tool-call JSON, timeline milestones and warnings; the body
+        of a response that was no stream (its Frames row) under Response, or "No response"."""
         self.frames_panel.repaint_now()
         self.toolcalls_panel.finish(turn)
         self.timeline_panel.finish(turn)
+        log = self.frames_model.log
+        body = log.body_row()
+        if body is not None:
+            self.request_panel.show_body(log.frame_bytes(body))
+        elif self.request_panel.headers is None:
+            self.request_panel.show_no_response(turn.reason)

@@ -2,31 +2,50 @@
 
 Everything shown passes through :func:`~streamscope.core.redact.redact_url` and
 :func:`~streamscope.core.redact.redact_headers` first; the raw spec never reaches a widget.
+A response body that was no stream (an HTTP error's JSON, a proxy's HTML page) is shown
+under the response headers — the provider's error fields, then the body as text — and as a
+hex dump; it is the body row of the Frames table (scrubbed by the client, like the capture).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-import orjson
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from streamscope.core.redact import MASK, redact_headers, redact_url
+from streamscope.core.turn.error_body import header, pretty_body, read_body
+from streamscope.core.turn.outcome import format_bytes
+from streamscope.ui.inspector.frame_detail import MAX_DETAIL_BYTES, hex_dump
 from streamscope.ui.turn_runner import TurnStart
 
-__all__ = ["RequestPanel", "pretty_body"]
+__all__ = ["RequestPanel", "body_text", "pretty_body"]
+
+_KINDS = {"json": "JSON", "html": "HTML", "text": "text", "empty": "empty"}
 
 
-def pretty_body(body: bytes) -> str:
-    """The body as indented JSON, or as text when it is not JSON."""
-    if not body:
-        return "(empty body)"
-    try:
-        return orjson.dumps(orjson.loads(body), option=orjson.OPT_INDENT_2).decode()
-    except orjson.JSONDecodeError:
-        return body.decode("utf-8", "replace")
+def body_text(body: bytes, headers: Iterable[tuple[str, str]]) -> str:
+    """What the Response pane shows under the headers for a body that was no stream: the
+    error fields (``name: value``), then ``Body · JSON · 133 B`` and the body as text."""
+    items = list(headers)
+    read = read_body(body, items)
+    lines: list[str] = []
+    if read.fields:
+        width = max(len(name) for name, _ in read.fields)
+        lines += ["Error fields", *(f"  {n.ljust(width)}  {v}" for n, v in read.fields), ""]
+    ctype = header(items, "content-type")
+    what = f"{_KINDS[read.kind]} ({ctype})" if ctype else _KINDS[read.kind]
+    lines += [f"Body · {what} · {format_bytes(len(body))}", read.text]
+    return "\n".join(lines)
 
 
 def _header_lines(headers: Iterable[tuple[str, str]]) -> str:
@@ -41,27 +60,39 @@ def _header_lines(headers: Iterable[tuple[str, str]]) -> str:
 
 
 class RequestPanel(QWidget):
-    """Request line, headers and body above; response status and headers below."""
+    """Request line, headers and body above; response status, headers and (when it was no
+    stream) body below, as text and hex."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.request_view = QPlainTextEdit(self)
         self.response_view = QPlainTextEdit(self)
-        for view in (self.request_view, self.response_view):
+        self.body_hex = QPlainTextEdit(self)
+        for view in (self.request_view, self.response_view, self.body_hex):
             view.setReadOnly(True)
             view.setFont(mono)
             view.setUndoRedoEnabled(False)
+        self.body_hex.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.request_view.setPlaceholderText("The request appears here when a turn starts.")
         self.response_view.setPlaceholderText("Waiting for the response headers.")
-        split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(_titled("Request", self.request_view))
-        split.addWidget(_titled("Response", self.response_view))
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
+        self.body_hex.setPlaceholderText("The body of a response that was no stream, in hex.")
+        self.response_tabs = QTabWidget(self)
+        self.response_tabs.setDocumentMode(True)
+        self.response_tabs.addTab(self.response_view, "Text")
+        self.response_tabs.addTab(self.body_hex, "Body hex")
+        self.response_tabs.setTabEnabled(1, False)
+        self.split = QSplitter(Qt.Orientation.Vertical, self)
+        self.split.addWidget(_titled("Request", self.request_view))
+        self.split.addWidget(_titled("Response", self.response_tabs))
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 1)
+        self.split.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(split)
+        layout.addWidget(self.split)
+        self.headers: list[tuple[str, str]] | None = None
+        """The response headers, once they arrived (``None``: no response yet)."""
 
     def show_request(self, start: TurnStart) -> None:
         spec = start.spec
@@ -72,13 +103,40 @@ class RequestPanel(QWidget):
         )
         self.request_view.setPlainText(text)
         self.response_view.clear()
+        self.body_hex.clear()
+        self.response_tabs.setCurrentIndex(0)
+        self.response_tabs.setTabEnabled(1, False)
+        self.headers = None
 
     def show_response(self, status: int, headers: list[tuple[str, str]]) -> None:
+        self.headers = list(headers)
         self.response_view.setPlainText(f"HTTP {status}\n{_header_lines(headers)}")
+
+    def show_body(self, body: bytes) -> None:
+        """The response was no stream: show its body (already scrubbed) under the headers,
+        and in hex; the Response half grows to show it."""
+        text = body_text(body, self.headers or [])
+        self.response_view.appendPlainText(f"\n{text}")
+        self.response_view.moveCursor(self.response_view.textCursor().MoveOperation.Start)
+        shown = body[:MAX_DETAIL_BYTES]
+        more = len(body) - len(shown)
+        note = f"\n… {more:,} more bytes (the Frames tab's body row has them all)" if more else ""
+        self.body_hex.setPlainText(hex_dump(shown, []).text + note)
+        self.response_tabs.setTabEnabled(1, True)
+        total = sum(self.split.sizes()) or 3  # (not laid out yet: the ratio is kept)
+        self.split.setSizes([total // 3, total - total // 3])
+
+    def show_no_response(self, reason: str) -> None:
+        """The turn ended before any response arrived (refused, DNS, TLS, timeout …)."""
+        self.response_view.setPlainText(f"No response\n{reason}" if reason else "No response")
 
     def texts(self) -> list[str]:
         """Everything this tab shows (for checks that no secret leaks)."""
-        return [self.request_view.toPlainText(), self.response_view.toPlainText()]
+        return [
+            self.request_view.toPlainText(),
+            self.response_view.toPlainText(),
+            self.body_hex.toPlainText(),
+        ]
 
 
 def _titled(title: str, widget: QWidget) -> QWidget:

@@ -1,0 +1,78 @@
+"""Why a request got no response, in one sentence for people — the same words for a chat
+turn (the reason of its ``connect_error`` outcome) and for the endpoint dialog's "Test
+connection"::
+
+    Connection refused by 127.0.0.1:9 — is the server running?
+    Could not resolve host 'api.exampel.com' — check the base URL
+    TLS error talking to llm.local:8443: [SSL: CERTIFICATE_VERIFY_FAILED] … — set a CA …
+    Timed out after 10 s connecting to 10.0.0.7:8000
+    Could not connect to 127.0.0.1:8000: ProxyError: …
+    No response from 127.0.0.1:8000: RemoteProtocolError: Server disconnected …
+
+``host:port`` is the URL's (the port the scheme implies when the URL has none).
+"""
+
+from __future__ import annotations
+
+import errno
+
+import httpx
+
+__all__ = ["describe_connect_error", "host_port"]
+
+
+def host_port(url: str | httpx.URL) -> str:
+    """``127.0.0.1:9``, ``api.openai.com:443``, ``[::1]:8000``: where the request went."""
+    u = httpx.URL(url)
+    host = u.host or "?"
+    if ":" in host:
+        host = f"[{host}]"
+    port = u.port or {"https": 443, "http": 80}.get(u.scheme)
+    return f"{host}:{port}" if port else host
+
+
+def _chain_text(exc: BaseException) -> str:
+    """The messages of ``exc`` and its causes (anyio hides "refused" behind a summary)."""
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        parts.append(str(current))
+        if isinstance(current, OSError) and current.errno == errno.ECONNREFUSED:
+            parts.append("connection refused")
+        current = current.__cause__ or current.__context__
+    return " | ".join(parts)
+
+
+def describe_connect_error(
+    exc: BaseException, url: str | httpx.URL, *, connect_timeout: float | None = None
+) -> str:
+    """One sentence (see the module docstring) for ``exc``, raised while connecting to
+    ``url``; ``connect_timeout``: the limit, named when the connection timed out."""
+    where = host_port(url)
+    text = " ".join(str(exc).split())
+    if isinstance(exc, httpx.ConnectTimeout | TimeoutError):
+        limit = f" after {connect_timeout:g} s" if connect_timeout is not None else ""
+        return f"Timed out{limit} connecting to {where}"
+    low = _chain_text(exc).lower()
+    if not isinstance(exc, httpx.ProxyError):
+        if "certificate" in low or "ssl" in low or "tls" in low:
+            return (
+                f"TLS error talking to {where}: {text} — set a CA bundle for a self-signed "
+                "server, or turn verification off"
+            )
+        if "refused" in low or "errno 111" in low or "10061" in low:
+            return f"Connection refused by {where} — is the server running?"
+        if (
+            "name or service not known" in low
+            or "nodename nor servname" in low
+            or "getaddrinfo" in low
+            or "name resolution" in low
+            or "no address associated" in low
+        ):
+            return f"Could not resolve host {httpx.URL(url).host!r} — check the base URL"
+    what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, httpx.ConnectError | httpx.ProxyError | OSError):
+        return f"Could not connect to {where}: {what}"
+    return f"No response from {where}: {what}"  # (connected, then the connection failed)
