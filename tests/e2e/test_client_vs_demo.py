@@ -57,6 +57,8 @@ def test_every_scenario_gets_the_promised_outcome(
     assert turn.outcome is Outcome(scenario.outcome_for(dialect)), turn.reason  # type: ignore[arg-type]
     assert turn.reason
     assert turn.finish_reason == expected_finish_reason(scenario, dialect)
+    # a length stop, whatever the dialect calls it, is flagged (amber in the window)
+    assert turn.stopped_at_limit is (model == "demo-length")
     if model == "demo-firehose":
         assert len(turn.text.split()) == 2000  # N = max_tokens deltas, none lost
     elif turn.outcome is Outcome.COMPLETED and scenario.content != "tools":
