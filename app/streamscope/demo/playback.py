@@ -34,6 +34,7 @@ from streamscope.demo.script import (
     BAD_UTF8_WIRE,
     Ask,
     Timed,
+    finish_of,
     usage_for,
 )
 from streamscope.demo.wire.base import Writer
@@ -155,7 +156,7 @@ async def play(p: Playback) -> AsyncIterator[bytes]:
                 yield write
             buf.clear()
     usage = usage_for(p.ask, len(p.steps))
-    for frame in writer.finish(scenario.finish, usage):
+    for frame in writer.finish(finish_of(scenario, p.ask), usage):
         buf += frame
     if not isinstance(fault, DropTerminal):
         for frame in writer.terminal():
