@@ -5,7 +5,8 @@
 Starts Xvfb when there is no display (apt-get install xvfb imagemagick fonts-noto-cjk
 fonts-noto-color-emoji), opens StreamScope on a throw-away profile, sends one message per
 scenario and saves `import -window root` screenshots (one per scenario, plus each inspector
-tab for the first one). Not part of the test run.
+tab for the first one). A stall (`--scenario demo-stall`) is shot while it is still silent,
+10 s in, with its Timeline, then stopped. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from streamscope.ui.gc_guard import MainThreadCollector
 from streamscope.ui.main_window import MainWindow
 
 out, scenarios = sys.argv[1], sys.argv[2:]
+SILENT = {"demo-stall": 10.0}  # shot this long after sending, while nothing arrives
 app = QApplication(sys.argv[:1])
 app.setQuitOnLastWindowClosed(False)
 collector = MainThreadCollector()
@@ -50,6 +52,16 @@ async def main():
         window.model_combo.setCurrentText(scenario)
         window.composer.editor.setPlainText("What's the weather and the time in Zürich?")
         window.composer._on_submit()
+        if scenario in SILENT:
+            await asyncio.sleep(SILENT[scenario])
+            shot(scenario)
+            window.inspector.setCurrentWidget(window.inspector.timeline_panel)
+            await asyncio.sleep(0.3)
+            shot(f"{scenario}-timeline")
+            window.inspector.setCurrentIndex(0)
+            window.controller.stop()
+            await window.controller.runner.wait()
+            continue
         await asyncio.sleep(0.3)
         await window.controller.runner.wait()
         await asyncio.sleep(1.5)

@@ -169,12 +169,12 @@ class AssistantCard(CardFrame):
             self.set_tool_calls(apply_tool_calls(self.calls, delta.tool_calls))
 
     def show_liveness(self, live: Liveness) -> None:
-        """While streaming: a silence in a line of its own ("⏸ no data for 12 s · idle
-        timeout in 4 min 48 s"), hidden while the stream moves."""
+        """While streaming: a silence in a line of its own ("no data for 12 s · idle timeout
+        in 4 min 48 s"), hidden while the stream moves."""
         if self.turn is not None:
             return
         words = live.words()
-        text = "⏸ " + " · ".join(words) if words else ""
+        text = " · ".join(words)
         if text == self.silence_label.text():
             return
         self.silence_label.setText(text)

@@ -83,12 +83,16 @@ class SilenceBar(QWidget):
         end = self.end()
         scale = math.log1p(end)
         p.setPen(dim)
-        for seconds, label in (*_TICKS, (end, "timeout" if live.timeout_in is not None else "")):
-            if seconds > end or not label:
-                continue
+        marks = [(end, "timeout")] if live.timeout_in is not None else []
+        marks += [(seconds, label) for seconds, label in _TICKS if seconds < end]
+        taken: list[QRectF] = []  # (the timeout's label first: a tick near it gives way)
+        for seconds, label in marks:
             x = track.left() + track.width() * math.log1p(seconds) / scale
+            w = fm.horizontalAdvance(label) + 1
+            box = QRectF(min(max(0.0, x - w / 2), self.width() - w), track.bottom() + 2, w, line)
+            if any(box.adjusted(-4, 0, 4, 0).intersects(other) for other in taken):
+                continue
+            taken.append(box)
             p.fillRect(QRectF(x - 0.5, track.top() - 2, 1, track.height() + 4), dim)
-            w = fm.horizontalAdvance(label)
-            left = min(max(0.0, x - w / 2), self.width() - w)
-            p.drawText(QRectF(left, track.bottom() + 2, w + 1, line), label)
+            p.drawText(box, label)
         p.end()

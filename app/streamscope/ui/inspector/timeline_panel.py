@@ -272,10 +272,11 @@ class GapChart(QWidget):
         peak = max(values)
         n = len(self.series.gaps)
         mean = self.series.mean()
+        closed = max(values[:-1] if open_gap is not None else values, default=0.0)
         now = f" · open gap {open_gap:.1f} s" if open_gap is not None else ""
         p.drawText(QRectF(0, 0, self.width(), top), Qt.AlignmentFlag.AlignLeft,
-                   f"inter-arrival gaps · {n:,} frames · max {peak * 1000:.1f} ms · "
-                   f"mean {mean * 1000:.2f} ms · log scale{now}")  # fmt: skip
+                   f"inter-arrival gaps{now} · {n:,} frames · max {closed * 1000:.1f} ms · "
+                   f"mean {mean * 1000:.2f} ms · log scale")  # fmt: skip
         scale = math.log1p(peak * 1000) or 1.0
         bar_w = min(12.0, rect.width() / len(values))
         for i, gap in enumerate(values):
