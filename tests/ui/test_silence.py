@@ -7,6 +7,7 @@ arrived, counting up on the paint clock while no batch comes; deltas/s falls to 
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import time
 from collections.abc import Iterator
@@ -72,6 +73,7 @@ def test_a_stall_counts_up_in_the_status_bar_the_card_and_the_timeline(
     seen: list[tuple[int | None, int | None, str, float | None, float | None]] = []
     started = time.monotonic()
     silent_at: list[float] = []
+    streaming_at: list[float] = []
     bars: list[float] = []
 
     async def watch() -> None:
@@ -89,8 +91,10 @@ def test_a_stall_counts_up_in_the_status_bar_the_card_and_the_timeline(
                     timeline.chart.open_gap,
                 )
             )
+            if status.text().startswith("Streaming · ") and not streaming_at:
+                streaming_at.append(time.monotonic())  # the first batch: the text, then none
             if seen[-1][0] is not None and not silent_at:
-                silent_at.append(time.monotonic() - started)
+                silent_at.append(time.monotonic() - streaming_at[0])
 
     aloop.run_until_complete(watch())
     card = window.controller.answer_cards[-1]
@@ -102,7 +106,7 @@ def test_a_stall_counts_up_in_the_status_bar_the_card_and_the_timeline(
     assert counts[0] == 2 and counts[-1] == 4, counts
     assert counts == sorted(counts)
     assert {n for n, *_ in seen if n is not None} == {2, 3, 4}
-    assert 2.0 <= silent_at[0] < 3.5  # 2 s after the last text (it came within ~0.2 s)
+    assert 1.9 <= silent_at[0] < 3.0  # 2 s after the last text (the first batch brought it)
     # the card's line says the same, in step
     assert [c for _s, c, *_ in seen if c is not None][-1] == 4
     assert card.silence_label.isVisibleTo(card)
@@ -113,13 +117,18 @@ def test_a_stall_counts_up_in_the_status_bar_the_card_and_the_timeline(
     assert " · 0 deltas/s · no data for 4 s · idle timeout in 4 min 5" in final
     elapsed = [float(re.search(r"Streaming · ([\d.]+) s", t).group(1)) for t in streamed]  # type: ignore[union-attr]
     assert elapsed == sorted(elapsed) and elapsed[-1] - elapsed[0] > 3.5
-    assert len(set(elapsed)) > 30  # tenths of a second, while no byte arrives
+    assert len(set(elapsed)) > 15  # tenths of a second, while no byte arrives
     # the Timeline: the silence bar grows toward the idle timeout (log scale: 2 s of 300 s
     # fill ~19 %, 4 s ~28 %); the waterfall runs to now with an amber band from the last
     # frame; the open gap is the chart's last bar
     filled = [f for f in bars if f > 0]
-    assert filled == sorted(filled) and len(set(filled)) > 20
-    assert 0.18 <= filled[0] <= 0.21 and 0.27 <= filled[-1] <= 0.30
+    assert filled == sorted(filled) and len(set(filled)) > 10
+    assert 0.18 <= filled[0] <= 0.25 and 0.27 <= filled[-1] <= 0.32
+    live = timeline.silence_bar.live
+    assert live is not None and live.silence is not None and live.timeout_in is not None
+    seconds, left = live.silence.seconds, live.timeout_in
+    assert 299.0 < seconds + left <= 300.0  # (the idle timer runs from the last delta)
+    assert timeline.silence_bar.fraction() == math.log1p(seconds) / math.log1p(seconds + left)
     assert timeline.silence_bar.isVisibleTo(timeline)
     widths = [w for *_, w, _g in seen if w is not None]
     assert len(widths) > 20 and widths == sorted(widths)
