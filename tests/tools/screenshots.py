@@ -6,7 +6,7 @@ Starts Xvfb when there is no display (apt-get install xvfb imagemagick fonts-not
 fonts-noto-color-emoji), opens StreamScope on a throw-away profile, sends one message per
 scenario and saves `import -window root` screenshots (one per scenario, plus each inspector
 tab for the first one). A stall (`--scenario demo-stall`) is shot while it is still silent,
-10 s in, with its Timeline, then stopped. Not part of the test run.
+once it has been silent 10 s, with its Timeline, then stopped. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from streamscope.ui.gc_guard import MainThreadCollector
 from streamscope.ui.main_window import MainWindow
 
 out, scenarios = sys.argv[1], sys.argv[2:]
-SILENT = {"demo-stall": 10.0}  # shot this long after sending, while nothing arrives
+SILENT = {"demo-stall": 10}  # shot once the status bar says "no data for 10 s"
 app = QApplication(sys.argv[:1])
 app.setQuitOnLastWindowClosed(False)
 collector = MainThreadCollector()
@@ -53,7 +53,10 @@ async def main():
         window.composer.editor.setPlainText("What's the weather and the time in Zürich?")
         window.composer._on_submit()
         if scenario in SILENT:
-            await asyncio.sleep(SILENT[scenario])
+            for _ in range(300):
+                await asyncio.sleep(0.1)
+                if f"no data for {SILENT[scenario]} s" in window.status.text():
+                    break
             shot(scenario)
             window.inspector.setCurrentWidget(window.inspector.timeline_panel)
             await asyncio.sleep(0.3)

@@ -43,6 +43,10 @@ class SilenceBar(QWidget):
     def show_liveness(self, live: Liveness | None) -> None:
         """Show ``live``'s silence (hide when there is none)."""
         self.live = live if live is not None and live.silence is not None else None
+        words = " · ".join(self.live.words()) if self.live is not None else ""
+        if words != self.accessibleName():  # (the painted words, for a screen reader)
+            self.setAccessibleName(words)
+            self.setToolTip(words)
         self.setVisible(self.live is not None)
         self.update()
 

@@ -12,7 +12,6 @@ toward the client's timeout.
 
 from __future__ import annotations
 
-import html
 import math
 import operator
 from array import array
@@ -274,9 +273,12 @@ class GapChart(QWidget):
         mean = self.series.mean()
         closed = max(values[:-1] if open_gap is not None else values, default=0.0)
         now = f" · open gap {open_gap:.1f} s" if open_gap is not None else ""
+        header = (
+            f"inter-arrival gaps{now} · {n:,} frames · max {closed * 1000:.1f} ms · "
+            f"mean {mean * 1000:.2f} ms · log scale"
+        )
         p.drawText(QRectF(0, 0, self.width(), top), Qt.AlignmentFlag.AlignLeft,
-                   f"inter-arrival gaps{now} · {n:,} frames · max {closed * 1000:.1f} ms · "
-                   f"mean {mean * 1000:.2f} ms · log scale")  # fmt: skip
+                   fm.elidedText(header, Qt.TextElideMode.ElideRight, self.width()))  # fmt: skip
         scale = math.log1p(peak * 1000) or 1.0
         bar_w = min(12.0, rect.width() / len(values))
         for i, gap in enumerate(values):
@@ -302,7 +304,6 @@ class TimelinePanel(QWidget):
         self.series = GapSeries()
         self.text_deltas = 0
         self._ttft: float | None = None
-        self._live_words: list[str] = []
         self.summary = QLabel("No turn yet.", self)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -354,8 +355,11 @@ class TimelinePanel(QWidget):
 
     def show_liveness(self, live: Liveness) -> None:
         """The live turn's clock ticked: run the axis to now, show a silence."""
+        gap_shown = self.chart.open_gap is not None
         self._show_live(live)
-        self._update()
+        self.waterfall.update()
+        if gap_shown or self.chart.open_gap is not None:
+            self.chart.update()
 
     def _show_live(self, live: Liveness | None) -> None:
         silence = live.silence if live is not None else None
@@ -365,7 +369,6 @@ class TimelinePanel(QWidget):
         self.chart.open_gap = (
             max(0.0, live.now - last) if live and silence and last is not None else None
         )
-        self._live_words = live.words() if live is not None else []
         self.silence_bar.show_liveness(live)
 
     def finish(self, turn: Turn) -> None:
@@ -396,9 +399,6 @@ class TimelinePanel(QWidget):
             parts.append(f"{turn.output_tokens} output tokens")
         if turn is not None and turn.outcome is not None:
             parts.append(f"{turn.outcome.value}" + (f" · {turn.reason}" if turn.reason else ""))
-        if self._live_words:
-            words = html.escape(" · ".join(self._live_words))
-            parts.append(f"<b style='color:{SILENCE_COLOR.name()}'>{words}</b>")
         self.summary.setText(" · ".join(parts))
         self.waterfall.update()
         self.chart.update()
