@@ -401,3 +401,22 @@ def test_status_line_for_each_outcome() -> None:
         ),
     )
     assert err.startswith("Error · 429 rate_limit_exceeded") and err.endswith("retry after 20 s")
+
+
+@pytest.mark.parametrize(
+    ("finish", "outcome", "limit"),
+    [
+        ("length", Outcome.COMPLETED, True),  # OpenAI chat, Ollama
+        ("max_tokens", Outcome.COMPLETED, True),  # Anthropic
+        ("MAX_TOKENS", Outcome.COMPLETED, True),  # Gemini
+        ("max_output_tokens", Outcome.COMPLETED, True),  # Responses (incomplete)
+        ("stop", Outcome.COMPLETED, False),
+        ("end_turn", Outcome.COMPLETED, False),
+        ("STOP", Outcome.COMPLETED, False),
+        ("tool_calls", Outcome.COMPLETED, False),
+        (None, Outcome.COMPLETED, False),
+        ("length", Outcome.TRUNCATED, False),  # (truncated says more than "at the limit")
+    ],
+)
+def test_stopped_at_limit(finish: str | None, outcome: Outcome, limit: bool) -> None:
+    assert Turn(finish_reason=finish, outcome=outcome).stopped_at_limit is limit

@@ -12,9 +12,9 @@ import pytest
 from streamscope.core.net.client import StreamClient, StreamTimeouts
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
-from streamscope.core.wire.conversation import Conversation, Message
+from streamscope.core.wire.conversation import Conversation, Message, ToolCall
 from streamscope.core.wire.dialects import get_dialect
-from streamscope.demo.scenarios import SCENARIOS, expected_finish_reason
+from streamscope.demo.scenarios import SCENARIOS, expected_finish_reason, finish_reason
 from streamscope.demo.server import DemoServer
 
 CASES = [
@@ -28,8 +28,14 @@ def demo() -> Iterator[DemoServer]:
         yield server
 
 
-def run(demo: DemoServer, model: str, dialect: str, prompt: str = "Hello there") -> Turn:
-    conv = Conversation(messages=[Message("user", prompt)], max_tokens=None)
+def run(
+    demo: DemoServer,
+    model: str,
+    dialect: str,
+    prompt: str = "Hello there",
+    conv: Conversation | None = None,
+) -> Turn:
+    conv = conv or Conversation(messages=[Message("user", prompt)], max_tokens=None)
     if model == "demo-firehose":
         conv = Conversation(messages=[Message("user", prompt)], max_tokens=2000)
     spec = get_dialect(dialect).build_request(
@@ -57,6 +63,8 @@ def test_every_scenario_gets_the_promised_outcome(
     assert turn.outcome is Outcome(scenario.outcome_for(dialect)), turn.reason  # type: ignore[arg-type]
     assert turn.reason
     assert turn.finish_reason == expected_finish_reason(scenario, dialect)
+    # a length stop, whatever the dialect calls it, is flagged (amber in the window)
+    assert turn.stopped_at_limit is (model == "demo-length")
     if model == "demo-firehose":
         assert len(turn.text.split()) == 2000  # N = max_tokens deltas, none lost
     elif turn.outcome is Outcome.COMPLETED and scenario.content != "tools":
@@ -76,3 +84,31 @@ def test_every_scenario_gets_the_promised_outcome(
         assert "502" in turn.reason and "HTML" in turn.reason
     if scenario.expected_outcome == "truncated" and model != "demo-no-done":
         assert turn.text  # the partial answer is kept
+
+
+@pytest.mark.parametrize("dialect", sorted(SCENARIOS["demo-tools"].dialects))
+def test_demo_tools_answers_the_results_with_a_final_text(demo: DemoServer, dialect: str) -> None:
+    """A whole tool round trip: the calls, the results sent as the app's dialect sends them,
+    then a short final answer that ends the turn normally."""
+    first = run(demo, "demo-tools", dialect, "Weather and time in Zürich?")
+    assert len(first.tool_calls) == 2
+    calls = [ToolCall(c.id, c.name or "", c.arguments) for c in first.tool_calls]
+    results = {"get_weather": '{"temp_c": 14, "sky": "light rain"}', "get_time": "15:42"}
+    conv = Conversation(
+        messages=[
+            Message("user", "Weather and time in Zürich?"),
+            Message("assistant", first.text, tool_calls=calls),
+            *(Message("tool", results[c.name], tool_call_id=c.id, name=c.name) for c in calls),
+        ]
+    )
+    turn = run(demo, "demo-tools", dialect, conv=conv)
+    assert turn.outcome is Outcome.COMPLETED, turn.reason
+    assert turn.finish_reason == finish_reason(dialect, "stop")
+    assert not turn.tool_calls
+    gemini_weather = '{"temp_c": 14, "sky": "light rain"}'  # (an object there: re-serialised)
+    assert turn.text == (
+        "Thanks — 2 tool results arrived:\n\n"
+        f"- **get_weather**: {gemini_weather}\n"
+        "- **get_time**: 15:42\n"
+        "\nThat completes the round trip: tool calls, your results, this answer."
+    )

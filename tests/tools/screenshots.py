@@ -5,8 +5,9 @@
 Starts Xvfb when there is no display (apt-get install xvfb imagemagick fonts-noto-cjk
 fonts-noto-color-emoji), opens StreamScope on a throw-away profile, sends one message per
 scenario and saves `import -window root` screenshots (one per scenario, plus each inspector
-tab for the first one, plus the Request tab for one that ended with an error body). Not part
-of the test run.
+tab for the first one, plus the Request tab for one that ended with an error body). A stall
+(`--scenario demo-stall`) is shot while it is still silent, once it has been silent 10 s,
+with its Timeline, then stopped. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 DRIVER = r"""
@@ -29,6 +29,7 @@ from streamscope.ui.gc_guard import MainThreadCollector
 from streamscope.ui.main_window import MainWindow
 
 out, scenarios = sys.argv[1], sys.argv[2:]
+SILENT = {"demo-stall": 10}  # shot once the status bar says "no data for 10 s"
 app = QApplication(sys.argv[:1])
 app.setQuitOnLastWindowClosed(False)
 collector = MainThreadCollector()
@@ -51,6 +52,19 @@ async def main():
         window.model_combo.setCurrentText(scenario)
         window.composer.editor.setPlainText("What's the weather and the time in Zürich?")
         window.composer._on_submit()
+        if scenario in SILENT:
+            for _ in range(300):
+                await asyncio.sleep(0.1)
+                if f"no data for {SILENT[scenario]} s" in window.status.text():
+                    break
+            shot(scenario)
+            window.inspector.setCurrentWidget(window.inspector.timeline_panel)
+            await asyncio.sleep(0.3)
+            shot(f"{scenario}-timeline")
+            window.inspector.setCurrentIndex(0)
+            window.controller.stop()
+            await window.controller.runner.wait()
+            continue
         await asyncio.sleep(0.3)
         await window.controller.runner.wait()
         await asyncio.sleep(1.5)
@@ -88,9 +102,14 @@ def main() -> int:
     env = dict(os.environ, STREAMSCOPE_HOME=tempfile.mkdtemp(prefix="streamscope-shots-"))
     xvfb = None
     if not os.environ.get("DISPLAY"):
-        env["DISPLAY"] = ":93"
-        xvfb = subprocess.Popen(["Xvfb", ":93", "-screen", "0", "1440x900x24", "-nolisten", "tcp"])
-        time.sleep(1.0)
+        # -displayfd: Xvfb picks a free display and writes its number (no clash with others).
+        xvfb = subprocess.Popen(
+            ["Xvfb", "-displayfd", "1", "-screen", "0", "1440x900x24", "-nolisten", "tcp"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert xvfb.stdout is not None
+        env["DISPLAY"] = f":{xvfb.stdout.readline().strip()}"
     env.pop("QT_QPA_PLATFORM", None)
     try:
         subprocess.run(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from streamscope.demo.scenarios import Dialect
-from streamscope.demo.script import Ask
+from streamscope.demo.script import Ask, ToolResult
 
 
 class BadRequestError(Exception):
@@ -33,6 +34,102 @@ def _last_user(messages: list[Any], content_key: str = "content") -> str:
         if isinstance(message, dict) and message.get("role", "user") == "user":
             return _text_of(message.get(content_key))
     return ""
+
+
+def _dicts(items: Any) -> list[dict[str, Any]]:
+    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+
+
+def _name(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _trailing(
+    items: list[dict[str, Any]], is_result: Callable[[dict[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    """The items at the end of ``items`` that are tool results, in order."""
+    out: list[dict[str, Any]] = []
+    for item in reversed(items):
+        if not is_result(item):
+            break
+        out.append(item)
+    return out[::-1]
+
+
+def _chat_results(messages: list[Any]) -> tuple[ToolResult, ...]:
+    """OpenAI chat and Ollama: ``tool`` messages at the end (named by the assistant's calls
+    they answer, or by Ollama's ``tool_name``)."""
+    items = _dicts(messages)
+    names: dict[Any, str | None] = {}
+    for message in items:
+        for call in _dicts(message.get("tool_calls")):
+            if call.get("id") is None:  # (Ollama's calls have none: its results name the tool)
+                continue
+            function = call.get("function")
+            names[call.get("id")] = (
+                _name(function.get("name")) if isinstance(function, dict) else None
+            )
+    return tuple(
+        ToolResult(
+            _name(m.get("tool_name")) or _name(m.get("name")) or names.get(m.get("tool_call_id")),
+            _text_of(m.get("content")),
+        )
+        for m in _trailing(items, lambda m: m.get("role") == "tool")
+    )
+
+
+def _responses_results(items: Any) -> tuple[ToolResult, ...]:
+    """Responses: ``function_call_output`` items at the end of ``input``."""
+    entries = _dicts(items)
+    names = {
+        i.get("call_id"): _name(i.get("name")) for i in entries if i.get("type") == "function_call"
+    }
+    return tuple(
+        ToolResult(names.get(i.get("call_id")), _text_of(i.get("output")))
+        for i in _trailing(entries, lambda i: i.get("type") == "function_call_output")
+    )
+
+
+def _anthropic_results(messages: list[Any]) -> tuple[ToolResult, ...]:
+    """Anthropic: a last user message made of ``tool_result`` blocks."""
+    items = _dicts(messages)
+    if not items or items[-1].get("role") != "user":
+        return ()
+    blocks = _dicts(items[-1].get("content"))
+    if not blocks or any(b.get("type") != "tool_result" for b in blocks):
+        return ()
+    names = {
+        b.get("id"): _name(b.get("name"))
+        for m in items
+        if m.get("role") == "assistant"
+        for b in _dicts(m.get("content"))
+        if b.get("type") == "tool_use"
+    }
+    return tuple(
+        ToolResult(names.get(b.get("tool_use_id")), _text_of(b.get("content"))) for b in blocks
+    )
+
+
+def _gemini_results(contents: list[Any]) -> tuple[ToolResult, ...]:
+    """Gemini: a last content made of ``functionResponse`` parts."""
+    items = _dicts(contents)
+    parts = _dicts(items[-1].get("parts")) if items else []
+    responses = [p.get("functionResponse") for p in parts]
+    if not responses or not all(isinstance(r, dict) for r in responses):
+        return ()
+    out: list[ToolResult] = []
+    for response in _dicts(responses):
+        value = response.get("response")
+        if (
+            isinstance(value, dict)
+            and set(value) == {"result"}
+            and isinstance(value["result"], str)
+        ):
+            text = value["result"]
+        else:
+            text = json.dumps(value, ensure_ascii=False)
+        out.append(ToolResult(_name(response.get("name")), text))
+    return tuple(out)
 
 
 def _int(value: Any) -> int | None:
@@ -62,6 +159,7 @@ def ask_openai(body: dict[str, Any], model: str | None, stream: bool | None) -> 
         last_user=_last_user(messages),
         max_tokens=_int(body.get("max_completion_tokens")) or _int(body.get("max_tokens")),
         include_usage=isinstance(options, dict) and bool(options.get("include_usage")),
+        tool_results=_chat_results(messages),
     )
 
 
@@ -78,6 +176,7 @@ def ask_responses(body: dict[str, Any], model: str | None, stream: bool | None) 
         stream=bool(body.get("stream", False)),
         last_user=last_user,
         max_tokens=_int(body.get("max_output_tokens")),
+        tool_results=_responses_results(items),
     )
 
 
@@ -88,6 +187,7 @@ def ask_anthropic(body: dict[str, Any], model: str | None, stream: bool | None) 
         stream=bool(body.get("stream", False)),
         last_user=_last_user(messages),
         max_tokens=_int(body.get("max_tokens")),
+        tool_results=_anthropic_results(messages),
     )
 
 
@@ -100,6 +200,7 @@ def ask_gemini(body: dict[str, Any], model: str | None, stream: bool | None) -> 
         stream=bool(stream),
         last_user=_last_user(contents, content_key="parts"),
         max_tokens=max_tokens,
+        tool_results=_gemini_results(contents),
     )
 
 
@@ -111,6 +212,7 @@ def ask_ollama(body: dict[str, Any], model: str | None, stream: bool | None) -> 
         stream=bool(body.get("stream", True)),  # Ollama streams unless told not to
         last_user=_last_user(messages),
         max_tokens=_int(options.get("num_predict")) if isinstance(options, dict) else None,
+        tool_results=_chat_results(messages),
     )
 
 

@@ -3,6 +3,12 @@
 `play()` is an async iterator of network writes. Each yielded bytes object becomes one HTTP
 chunk (Starlette's `StreamingResponse` sends one `http.response.body` per item), so a write that
 splits a character is visible to the client as a read that splits it.
+
+Pacing keeps an absolute schedule: step *n* is due at the start plus the delays of steps 1..n,
+so a sleep that overshoots (every sleep does, by the loop's timer slack) delays one write, not
+all that follow (relative sleeps made a 20 ms step measure 20.33 ms). A loop that falls more
+than `MAX_LATE` behind (a paused process, a client that does not read) starts the schedule
+again from now rather than bursting to catch up.
 """
 
 from __future__ import annotations
@@ -28,11 +34,14 @@ from streamscope.demo.script import (
     BAD_UTF8_WIRE,
     Ask,
     Timed,
+    finish_of,
     usage_for,
 )
 from streamscope.demo.wire.base import Writer
 
 BATCH_BYTES = 64 * 1024
+MAX_LATE = 0.1
+"""Seconds behind schedule beyond which pacing starts over from now (no catch-up burst)."""
 _TICK = 0.05  # how often a waiting stream checks for server shutdown
 
 
@@ -70,15 +79,20 @@ def _writes(p: Playback, data: bytes) -> list[bytes]:
     return [data[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
 
-async def _wait(p: Playback, seconds: float, keepalive: float | None) -> AsyncIterator[bytes]:
-    """Sleep `seconds`, with a keep-alive frame every `keepalive` seconds inside it (their
-    number depends only on the ratio, so it is the same at any speed); stop early if the server
-    is shutting down."""
+async def _wait(
+    p: Playback, seconds: float, keepalive: float | None, start: float | None = None
+) -> AsyncIterator[bytes]:
+    """Sleep until `start` (now by default) + `seconds`, with a keep-alive frame every
+    `keepalive` seconds inside it (their number depends only on the ratio, so it is the same
+    at any speed; one whose time passed before the wait began is skipped); stop early if the
+    server is shutting down."""
     frame = p.writer.keepalive() if keepalive else None
-    start = time.monotonic()
+    now = time.monotonic()
+    start = now if start is None else start
     marks = []
     if frame is not None and keepalive:
         marks = [start + k * keepalive for k in range(1, int(seconds / keepalive + 1e-9) + 1)]
+        marks = [mark for mark in marks if mark > now]
     marks.append(start + seconds)
     for n, mark in enumerate(marks):
         while (now := time.monotonic()) < mark:
@@ -98,14 +112,18 @@ async def play(p: Playback) -> AsyncIterator[bytes]:
     for frame in writer.open():
         buf += frame
     deltas = 0
+    due = time.monotonic()  # when the previous step was due: the schedule
     for timed in p.steps:
         delay = timed.delay / p.speed
         if delay > 0:
             for write in _writes(p, bytes(buf)):
                 yield write
             buf.clear()
-            async for ping in _wait(p, delay, keepalive):
+            if time.monotonic() - due > MAX_LATE:
+                due = time.monotonic()
+            async for ping in _wait(p, delay, keepalive, start=due):
                 yield ping
+            due += delay
             if p.stopping.is_set():
                 return
         frames = writer.step(timed.step)
@@ -138,7 +156,7 @@ async def play(p: Playback) -> AsyncIterator[bytes]:
                 yield write
             buf.clear()
     usage = usage_for(p.ask, len(p.steps))
-    for frame in writer.finish(scenario.finish, usage):
+    for frame in writer.finish(finish_of(scenario, p.ask), usage):
         buf += frame
     if not isinstance(fault, DropTerminal):
         for frame in writer.terminal():

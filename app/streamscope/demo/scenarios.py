@@ -157,7 +157,8 @@ _TABLE: tuple[Scenario, ...] = (
     ),
     Scenario(
         "demo-tools",
-        "Two parallel tool calls (get_weather, get_time) with tiny argument fragments.",
+        "Two parallel tool calls (get_weather, get_time) with tiny argument fragments;"
+        " sent their results, it answers with a short final text.",
         content="tools",
         delay=0.02,
     ),

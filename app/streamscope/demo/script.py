@@ -27,6 +27,15 @@ BAD_UTF8_WIRE = b"\xff\xfe\xc3("  # an invalid start byte, another, a lead byte 
 
 
 @dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool result the request ends with: the tool's name (when the request says it) and
+    the result as text."""
+
+    name: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Ask:
     """What the server needs from a request, whatever the dialect."""
 
@@ -35,6 +44,8 @@ class Ask:
     last_user: str
     max_tokens: int | None = None
     include_usage: bool = False
+    tool_results: tuple[ToolResult, ...] = ()
+    """The tool results that end the conversation (answering the last tool calls)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +147,21 @@ TOOL_CALLS = (
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 
+def _excerpt(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def tool_answer(results: tuple[ToolResult, ...]) -> str:
+    """The final text of ``demo-tools`` once the client sent the tools' results."""
+    n = len(results)
+    lines = [f"Thanks — {n} tool result{'s' if n != 1 else ''} arrived:\n\n"]
+    for result in results:
+        lines.append(f"- **{result.name or 'a tool'}**: {_excerpt(result.text) or '(empty)'}\n")
+    lines.append("\nThat completes the round trip: tool calls, your results, this answer.")
+    return "".join(lines)
+
+
 def echo_line(last_user: str) -> str:
     text = " ".join(last_user.split())
     if len(text) > 60:
@@ -197,6 +223,8 @@ def build_script(scenario: Scenario, ask: Ask, interleave_tools: bool = False) -
         case "firehose":
             n = ask.max_tokens if ask.max_tokens and ask.max_tokens > 0 else FIREHOSE_DEFAULT
             steps = [Timed(0.0, TextDelta(f"t{i % 10} ")) for i in range(n)]
+        case "tools" if ask.tool_results:
+            steps = [Timed(d, TextDelta(w)) for w in words(tool_answer(ask.tool_results))]
         case "tools":
             steps = [Timed(d, TextDelta(w)) for w in words(echo.strip() + " Checking…")]
             starts = [
@@ -255,6 +283,13 @@ class Reply:
     usage: Usage
 
 
+def finish_of(scenario: Scenario, ask: Ask) -> FinishKind:
+    """How the answer to ``ask`` ends: ``demo-tools`` answers its tools' results with text."""
+    if scenario.content == "tools" and ask.tool_results:
+        return "stop"
+    return scenario.finish
+
+
 def usage_for(ask: Ask, output_tokens: int) -> Usage:
     return Usage(input_tokens=8 + len(ask.last_user) // 4, output_tokens=output_tokens)
 
@@ -266,6 +301,6 @@ def reply_of(scenario: Scenario, ask: Ask, steps: list[Timed]) -> Reply:
         text=text,
         reasoning=reasoning,
         tool_calls=tool_calls_in(steps),
-        finish=scenario.finish,
+        finish=finish_of(scenario, ask),
         usage=usage_for(ask, len(steps)),
     )

@@ -11,6 +11,7 @@ under a second even with open streams; uvicorn's graceful timeout is the backsto
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -48,8 +49,27 @@ class _Uvicorn(uvicorn.Server):
 
 
 def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, made so that every accepted connection has ``TCP_NODELAY``.
+
+    asyncio sets ``TCP_NODELAY`` on a connection's socket only when its ``proto`` is
+    ``IPPROTO_TCP``, and an accepted socket inherits the listener's ``proto`` —
+    ``socket.create_server`` leaves it 0. Without it, Nagle's algorithm holds a response's
+    first body write until the client ACKs the headers, and a client that delays its ACKs
+    (Linux: 40 ms) sees every turn after the first on a kept-alive connection start ~45 ms
+    late. The option is also set on the listener, which Linux and the BSDs copy to accepted
+    sockets."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    return socket.create_server((host, port), family=family)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        if os.name != "nt":  # (on Windows SO_REUSEADDR would let another process steal it)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, port))
+        sock.listen(socket.SOMAXCONN)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def _url_host(host: str) -> str:

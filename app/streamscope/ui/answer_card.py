@@ -21,6 +21,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
+from streamscope.core.turn.liveness import Liveness
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui import pacing
@@ -32,6 +33,7 @@ from streamscope.ui.message_card import (
     _muted,
     footer_parts,
     outcome_colour,
+    turn_colour,
 )
 from streamscope.ui.paint_clock import PaintClock, default_clock
 from streamscope.ui.text_pane import PlainAppender, TextPane
@@ -125,6 +127,11 @@ class AssistantCard(CardFrame):
         self._tools_layout.addLayout(row)
         self._tools.hide()
 
+        self.silence_label = QLabel(self)
+        self.silence_label.setWordWrap(True)
+        amber = outcome_colour(Outcome.TRUNCATED, self.palette()).name()
+        self.silence_label.setStyleSheet(f"color: {amber};")
+        self.silence_label.hide()
         self.partial_label = QLabel(self)
         self.partial_label.setWordWrap(True)
         self.partial_label.setTextFormat(Qt.TextFormat.RichText)
@@ -151,6 +158,7 @@ class AssistantCard(CardFrame):
             self._rendered,
             self._tail,
             self._tools,
+            self.silence_label,
             self.partial_label,
             self.footer,
             self.warnings_box,
@@ -170,6 +178,18 @@ class AssistantCard(CardFrame):
             self.set_tool_calls(apply_tool_calls(self.calls, delta.tool_calls))
         if delta.warnings:
             self.warnings_box.add(delta.warnings)
+
+    def show_liveness(self, live: Liveness) -> None:
+        """While streaming: a silence in a line of its own ("no data for 12 s · idle timeout
+        in 4 min 48 s"), hidden while the stream moves."""
+        if self.turn is not None:
+            return
+        words = live.words()
+        text = " · ".join(words)
+        if text == self.silence_label.text():
+            return
+        self.silence_label.setText(text)
+        self.silence_label.setVisible(bool(text))
 
     def show_turn(self, turn: Turn) -> None:
         """Show a finished turn at once (a saved answer): as one delta, then its outcome."""
@@ -255,6 +275,7 @@ class AssistantCard(CardFrame):
         the turn's end."""
         self.turn = turn
         self._live_due = None
+        self.silence_label.hide()
         if turn.reasoning_channel:
             self.append_reasoning("", turn.reasoning_channel)
         if self._boxes:
@@ -281,7 +302,7 @@ class AssistantCard(CardFrame):
     def _show_outcome(self, turn: Turn) -> None:
         outcome = turn.outcome or Outcome.COMPLETED
         palette = self.palette()
-        colour = outcome_colour(outcome, palette).name()
+        colour = turn_colour(turn, palette).name()
         parts = footer_parts(turn)
         rest = "".join(f" · {html.escape(p)}" for p in parts[1:])
         self.footer.setText(
@@ -294,7 +315,7 @@ class AssistantCard(CardFrame):
         self.status.setText(f"<span style='color:{colour}'>{html.escape(parts[0])}</span>")
         if outcome is Outcome.COMPLETED:
             self.partial_label.hide()
-            self.set_accent(None)
+            self.set_accent(turn_colour(turn, palette) if turn.stopped_at_limit else None)
             return
         what = "partial answer" if self.text() else "no answer"
         reason = turn.reason or outcome.value

@@ -26,6 +26,7 @@ from streamscope.core.wire.conversation import ToolDefinition
 from streamscope.ui.chat_view import AssistantCard, ChatView
 from streamscope.ui.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
+from streamscope.ui.liveness_ticker import LivenessTicker
 from streamscope.ui.status_panel import StatusPanel
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.capture.format import Capture
     from streamscope.core.net.worker import StreamWorker
+    from streamscope.core.turn.liveness import Liveness
     from streamscope.core.wire.dialects.base import RequestSpec
 
 
@@ -96,6 +98,8 @@ class ChatController(QObject):
         self.runner.turnProgressed.connect(self._on_runner_turn_progressed)
         self.runner.turnFinished.connect(self._on_runner_turn_finished)
         self.runner.turnRecorded.connect(self._on_runner_turn_recorded)
+        self.liveness = LivenessTicker(self, clock=self.runner.clock)
+        self.liveness.ticked.connect(self._on_liveness_ticked)
 
     # -- commands ------------------------------------------------------------------------
 
@@ -280,6 +284,8 @@ class ChatController(QObject):
     # -- runner signals -----------------------------------------------------------------
 
     def _on_runner_turn_started(self, start: TurnStart) -> None:
+        if start.timeouts is not None:  # (a live turn: a replay's clock is the recording's)
+            self.liveness.begin(start.t0, start.timeouts)
         self.inspector.begin_turn(start)
         if self._replaying is None:
             self.session.answer_request(start.scrubber, start.capture_id)
@@ -289,6 +295,7 @@ class ChatController(QObject):
 
     def _on_runner_turn_progressed(self, batch: ProgressBatch) -> None:
         at_bottom = self.chat.is_at_bottom()
+        self.liveness.add(batch)
         delta = batch.delta
         if delta is not None:
             if self._card is not None:
@@ -301,6 +308,7 @@ class ChatController(QObject):
             self.chat.scroll_to_bottom()
 
     def _on_runner_turn_finished(self, turn: Turn) -> None:
+        self.liveness.end()
         at_bottom = self.chat.is_at_bottom()
         if self._card is not None:
             self._card.finish(turn)
@@ -316,6 +324,12 @@ class ChatController(QObject):
         self.historyChanged.emit()
         if at_bottom:
             self.chat.scroll_to_bottom()
+
+    def _on_liveness_ticked(self, live: Liveness) -> None:
+        self.status.show_liveness(live)
+        if self._card is not None:
+            self._card.show_liveness(live)
+        self.inspector.timeline_panel.show_liveness(live)
 
     def _on_runner_turn_recorded(self, capture: Capture) -> None:
         self.last_capture = capture

@@ -32,6 +32,10 @@ _BADGES: dict[Outcome, tuple[str, str, str]] = {
     Outcome.ERROR: ("✕ error", "#cf222e", "#f85149"),
 }
 
+_LIMIT_BADGE = ("⚠ stopped at max tokens", "#9a6700", "#d29922")
+"""A completed turn cut by the token limit: amber, as a truncated one (the answer is whole as
+sent, but not what the model would have said)."""
+
 
 def outcome_colour(outcome: Outcome, palette: QPalette) -> QColor:
     """The accent colour of an outcome, readable on the palette's background."""
@@ -39,9 +43,21 @@ def outcome_colour(outcome: Outcome, palette: QPalette) -> QColor:
     return QColor(dark if is_dark(palette) else light)
 
 
+def turn_colour(turn: Turn, palette: QPalette) -> QColor:
+    """The accent colour of a finished turn: its outcome's, amber for a length stop."""
+    if turn.stopped_at_limit:
+        _badge, light, dark = _LIMIT_BADGE
+        return QColor(dark if is_dark(palette) else light)
+    return outcome_colour(turn.outcome or Outcome.COMPLETED, palette)
+
+
 def footer_parts(turn: Turn) -> list[str]:
     """The footer as words: badge, the turn's figures, warnings."""
-    parts = [_BADGES[turn.outcome][0] if turn.outcome is not None else "streaming…"]
+    if turn.stopped_at_limit:
+        badge = _LIMIT_BADGE[0]
+    else:
+        badge = _BADGES[turn.outcome][0] if turn.outcome is not None else "streaming…"
+    parts = [badge]
     parts += turn.figures()
     if turn.warnings:
         n = len(turn.warnings)
@@ -199,4 +215,5 @@ __all__ = [
     "footer_parts",
     "outcome_colour",
     "pretty_arguments",
+    "turn_colour",
 ]

@@ -21,6 +21,9 @@ most :data:`MAX_BATCH_FRAMES` frames. Nothing else has a timer: the one
    answer started (a flood is shown as plain text at once and formatted at the end); the
    final rendering and the Frames filter work in slices until the deadline, tick after tick.
 
+While a live turn streams, the clock also shows its liveness every :data:`LIVE_CLOCK_MS`
+(elapsed time, deltas per second, a silence: data or not, the turn's clock moves).
+
 While a view's layout work runs tick after tick, the clock lets it repaint at most every
 :data:`WORK_PAINT_MS` (a repaint of a growing answer costs as much as a slice of work). At the
 end of a turn the runner delivers everything pending at once, before ``turnFinished``.
@@ -69,6 +72,10 @@ LIVE_RENDER_MS = 300
 LIVE_RENDER_SHARE = 0.1
 """While an answer streams, rendering Markdown takes at most this share of the time since
 it started (paused beyond it)."""
+
+LIVE_CLOCK_MS = 100
+"""A streaming turn's elapsed time, rate and silence are shown this often (the status bar
+counts tenths of a second)."""
 
 FILTER_DEBOUNCE_MS = 150
 """Typing in the Frames filter applies it this long after the last key."""

@@ -1,5 +1,9 @@
 """The status bar's words: live figures while streaming, then the outcome and its reason.
 
+While a live turn streams, the figures move on the paint clock's beat even when no byte
+arrives (:meth:`StatusPanel.show_liveness`): the elapsed time, the deltas of the last
+seconds, and a silence ("no data for 12 s · idle timeout in 4 min 48 s").
+
 Colour and a glyph differ per outcome, but the text alone says everything (accessibility).
 """
 
@@ -9,6 +13,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
+from streamscope.core.turn.liveness import Liveness
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, format_bytes
 from streamscope.ui.turn_runner import ProgressBatch
@@ -20,11 +25,20 @@ GLYPHS = {
     Outcome.ERROR: ("✕", "#cf222e"),
 }
 
+LIMIT_WORDS = "stopped at max tokens"
+LIMIT_GLYPH = ("⚠", "#b35900")
+"""A completed turn cut by the token limit: amber, not the plain green of a whole answer."""
+
+SILENT_COLOUR = "#b35900"
+"""The streaming glyph's colour while the stream is silent."""
+
 
 def status_line(turn: Turn, frames: int | None = None) -> str:
     """`Completed · stop · 412 tokens · TTFT 0.31 s · 58 tok/s` and the like, plus the frame
     count and size the inspector shows."""
     text = turn.summary()
+    if turn.stopped_at_limit:
+        text = " · ".join(["Completed", LIMIT_WORDS, *turn.figures()])
     extras = []
     if turn.outcome is Outcome.COMPLETED and turn.terminal_signal:
         extras.append(f"{turn.terminal_signal} received")
@@ -101,38 +115,76 @@ class StatusPanel(QWidget):
         layout.addWidget(self.label, 1)
         self.outcome: Outcome | None = None
         self._deltas = 0
+        self._what = ""
+        self._streaming = False
+        self._batch: ProgressBatch | None = None  # the last one (its totals)
+        self._live: Liveness | None = None
+        self._silent: bool | None = None
 
     def text(self) -> str:
         return self.label.text()
 
     def show_message(self, text: str) -> None:
         self.outcome = None
+        self._streaming = False
         self.glyph.setText("")
+        self.glyph.setStyleSheet("")
         self.label.setStyleSheet("")
         self.label.setToolTip("")
         self.label.setText(text)
 
     def show_started(self, what: str) -> None:
-        self._deltas = 0
         self.show_message(f"Sending to {what}…")
+        self._deltas = 0
+        self._what = what
+        self._streaming = True
+        self._batch = self._live = None
+        self._silent = None
         self.glyph.setText("●")
 
     def show_progress(self, batch: ProgressBatch) -> None:
         """Live figures: elapsed, bytes, frames, and progress events (the reducer's count of
         text, reasoning and argument fragments) per second."""
-        deltas = batch.delta.progress if batch.delta is not None else self._deltas
-        self._deltas = deltas
-        rate = deltas / batch.elapsed if batch.elapsed > 0 else 0.0
-        self.glyph.setText("●")
-        self.label.setText(
-            f"Streaming · {batch.elapsed:.1f} s · {format_bytes(batch.total_bytes)}"
-            f" · {batch.total_frames} frames · {rate:.0f} deltas/s"
-        )
+        if batch.delta is not None:
+            self._deltas = batch.delta.progress
+        self._batch = batch
+        self._render(batch.elapsed)
+
+    def show_liveness(self, live: Liveness) -> None:
+        """The live turn's clock ticked: elapsed, the recent rate, a silence."""
+        if not self._streaming:
+            return
+        self._live = live
+        self._render(live.elapsed)
+
+    def _render(self, elapsed: float) -> None:
+        batch, live = self._batch, self._live
+        # (a replay has no liveness: the whole turn's average)
+        average = self._deltas / elapsed if elapsed > 0 else 0.0
+        rate = live.rate if live is not None else average
+        if batch is None:
+            parts = [f"Sending to {self._what}…", f"{elapsed:.1f} s"]
+        else:
+            parts = [
+                "Streaming",
+                f"{elapsed:.1f} s",
+                format_bytes(batch.total_bytes),
+                f"{batch.total_frames} frames",
+                f"{rate:.0f} deltas/s",
+            ]
+        words = live.words() if live is not None else []
+        self.label.setText(" · ".join(parts + words))
+        silent = bool(words)
+        if silent != self._silent:
+            self._silent = silent
+            self.glyph.setText("●")
+            self.glyph.setStyleSheet(f"color: {SILENT_COLOUR};" if silent else "")
 
     def show_turn(self, turn: Turn, frames: int | None = None) -> None:
         assert turn.outcome is not None
+        self._streaming = False
         self.outcome = turn.outcome
-        glyph, colour = GLYPHS[turn.outcome]
+        glyph, colour = LIMIT_GLYPH if turn.stopped_at_limit else GLYPHS[turn.outcome]
         self.glyph.setText(glyph)
         self.glyph.setStyleSheet(f"color: {colour}; font-weight: bold;")
         self.label.setText(status_line(turn, frames))

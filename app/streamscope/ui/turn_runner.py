@@ -72,6 +72,8 @@ class TurnStart:
     """The request's secrets, masked in whatever is saved of the turn."""
     capture_id: str | None = None
     """The capture being written, when the runner has a capture store."""
+    timeouts: StreamTimeouts | None = None
+    """The client's timeouts for a live turn (``None``: a replay)."""
 
 
 ProgressBatch = Progress
@@ -148,6 +150,7 @@ class TurnRunner(QObject):
         self._last_t = 0.0
         self._replaying = False
         self._recorded: ReadLog | None = None
+        self._timeouts: StreamTimeouts | None = None
         self._interval_ms = float(pacing.FLUSH_INTERVAL_MS)
         self.clock = clock if clock is not None else default_clock()
         self.clock.add_source(self._deliver)
@@ -225,6 +228,7 @@ class TurnRunner(QObject):
         recorder = CaptureRecorder(dialect, path=path)
         observer = self._prepare(dialect, (recorder, *observers))
         self._recorder, self.capture_id = recorder, capture_id
+        self._timeouts = timeouts
         return self._own(self._run(spec, dialect, timeouts, tls, observer))
 
     async def _run(
@@ -275,6 +279,7 @@ class TurnRunner(QObject):
         self._recorded = None
         self._capture = None
         self._recorder = None
+        self._timeouts = None
         self.capture_id = None
         self.last_turn = self.last_saved_turn = None
         self.last_capture = None
@@ -311,7 +316,9 @@ class TurnRunner(QObject):
         self._t0 = t
         recorder = self._recorder
         scrubber = recorder.scrubber if recorder is not None else Scrubber()
-        start = TurnStart(spec, body, self._dialect, t, self._recorded, scrubber, self.capture_id)
+        start = TurnStart(
+            spec, body, self._dialect, t, self._recorded, scrubber, self.capture_id, self._timeouts
+        )
         self.turnStarted.emit(start)
 
     def _on_finished(self, turn: Turn) -> None:

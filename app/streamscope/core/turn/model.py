@@ -39,6 +39,11 @@ class Fragment(NamedTuple):
     frame: int = -1
 
 
+LENGTH_FINISH_REASONS = frozenset({"length", "max_tokens", "max_output_tokens"})
+"""Finish reasons (compared in lower case) that mean "stopped at the token limit": OpenAI chat
+and Ollama ``length``, Anthropic ``max_tokens``, Gemini ``MAX_TOKENS``, Responses
+``max_output_tokens`` (its ``response.incomplete`` reason)."""
+
 PARTIAL_PARSE_LIMIT = 256 * 1024
 """Arguments longer than this are not parsed partially (only checked whole): a partial
 parse of every batch of a huge argument would cost more than the stream itself."""
@@ -232,6 +237,16 @@ class Turn:
     reason: str = ""
     status: int | None = None
     dialect: str | None = None
+
+    @property
+    def stopped_at_limit(self) -> bool:
+        """Completed, but cut by the token limit (see :data:`LENGTH_FINISH_REASONS`): the
+        answer is whole as sent, yet not what the model would have said."""
+        return (
+            self.outcome is Outcome.COMPLETED
+            and self.finish_reason is not None
+            and self.finish_reason.lower() in LENGTH_FINISH_REASONS
+        )
 
     def summary(self) -> str:
         """One compact line for the status bar, e.g.

@@ -3,6 +3,11 @@ chart, and TTFT / tokens per second. Custom painted; paints only when visible.
 
 The gaps chart keeps one float per frame and is downsampled to the widget's width at paint
 time (the largest gap of each pixel column wins, so a stall is never averaged away).
+
+While a live turn streams, :meth:`TimelinePanel.show_liveness` runs the axis up to now: a
+silence is an amber band over the waterfall from where it began, the gap still open is the
+chart's last bar, and the silence bar (:mod:`~streamscope.ui.inspector.silence_bar`) grows
+toward the client's timeout.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from streamscope.core.turn.model import Timings, Turn
+from streamscope.ui.inspector.silence_bar import SILENCE_COLOR, SilenceBar
 
 if TYPE_CHECKING:
+    from streamscope.core.turn.liveness import Liveness, Silence
     from streamscope.core.turn.progress import Progress
 
 __all__ = ["GapChart", "GapSeries", "Milestones", "TimelinePanel", "WaterfallView"]
@@ -140,6 +147,9 @@ class WaterfallView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.milestones = Milestones()
+        self.now: float | None = None
+        """While a turn streams: the axis runs to this time."""
+        self.silence: Silence | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMinimumHeight(self._row_height() * len(LABELS) + 8)
 
@@ -149,21 +159,39 @@ class WaterfallView(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(360, self._row_height() * len(LABELS) + 8)
 
+    def _axis(self) -> tuple[float, float, float | None, float]:
+        """``(left, track width, t0, span)``: where time ``t`` is drawn is
+        ``left + track * (t - t0) / span``."""
+        fm = self.fontMetrics()
+        label_w = max(fm.horizontalAdvance(v) for v in LABELS.values()) + 12
+        value_w = fm.horizontalAdvance("00000.0 ms") + 8
+        t0 = self.milestones.request_sent
+        known = [t for _, t in self.milestones.items() if t is not None]
+        if self.now is not None:
+            known.append(self.now)
+        span = (max(known) - t0) if known and t0 is not None else 0.0
+        return label_w, max(10, self.width() - value_w - label_w), t0, span
+
+    def silence_rect(self) -> QRectF | None:
+        """The band of the current silence (``None`` while the stream moves)."""
+        silence, now = self.silence, self.now
+        left, track, t0, span = self._axis()
+        if silence is None or now is None or t0 is None or span <= 0:
+            return None
+        x1 = left + track * (silence.since - t0) / span
+        x2 = left + track * (now - t0) / span
+        return QRectF(x1, 2, max(1.0, x2 - x1), self._row_height() * len(LABELS) + 4)
+
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        fm = self.fontMetrics()
         pal = self.palette()
         text_color = pal.color(QPalette.ColorRole.Text)
         dim = pal.color(QPalette.ColorRole.PlaceholderText)
         rows = self.milestones.items()
-        t0 = self.milestones.request_sent
-        known = [t for _, t in rows if t is not None]
-        span = (max(known) - t0) if known and t0 is not None else 0.0
-        label_w = max(fm.horizontalAdvance(v) for v in LABELS.values()) + 12
-        value_w = fm.horizontalAdvance("00000.0 ms") + 8
-        left, right = label_w, self.width() - value_w
-        track = max(10, right - left)
+        left, track, t0, span = self._axis()
+        label_w, right = left, left + track
+        value_w = self.width() - right
         rh = self._row_height()
         m = self.milestones
         if t0 is not None and span > 0 and m.first_token is not None and m.last_token is not None:
@@ -171,6 +199,15 @@ class WaterfallView(QWidget):
             x1 = left + track * (m.first_token - t0) / span
             x2 = left + track * (m.last_token - t0) / span
             p.fillRect(QRectF(x1, 2, max(1.0, x2 - x1), rh * len(rows) + 4), band)
+        quiet = self.silence_rect()
+        if quiet is not None and self.silence is not None:
+            shade = QColor(SILENCE_COLOR)
+            shade.setAlpha(45)
+            p.fillRect(quiet, shade)
+            p.fillRect(QRectF(quiet.left(), quiet.bottom() - 4, quiet.width(), 4), SILENCE_COLOR)
+            p.setPen(SILENCE_COLOR)
+            p.drawText(quiet.adjusted(4, 0, -4, -6), Qt.AlignmentFlag.AlignRight
+                       | Qt.AlignmentFlag.AlignBottom, self.silence.words())  # fmt: skip
         for i, (name, t) in enumerate(rows):
             y = 4 + i * rh
             p.setPen(text_color if t is not None else dim)
@@ -202,6 +239,8 @@ class GapChart(QWidget):
     def __init__(self, series: GapSeries, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.series = series
+        self.open_gap: float | None = None
+        """While a turn is silent: the gap since the last frame, drawn as the last bar."""
         self.setMinimumHeight(90)
         self.setMaximumHeight(240)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -219,7 +258,10 @@ class GapChart(QWidget):
         axis = QColor(dim)
         axis.setAlpha(90)
         p.fillRect(QRectF(rect.left(), rect.bottom(), rect.width(), 1), axis)
-        values = self.series.buckets(max(1, int(rect.width())))
+        open_gap = self.open_gap
+        values = self.series.buckets(max(1, int(rect.width()) - (open_gap is not None)))
+        if open_gap is not None:
+            values.append(open_gap)
         p.setPen(pal.color(QPalette.ColorRole.Text))
         if not values:
             p.drawText(QRectF(0, 0, self.width(), top), Qt.AlignmentFlag.AlignLeft,
@@ -229,18 +271,25 @@ class GapChart(QWidget):
         peak = max(values)
         n = len(self.series.gaps)
         mean = self.series.mean()
+        closed = max(values[:-1] if open_gap is not None else values, default=0.0)
+        now = f" · open gap {open_gap:.1f} s" if open_gap is not None else ""
+        header = (
+            f"inter-arrival gaps{now} · {n:,} frames · max {closed * 1000:.1f} ms · "
+            f"mean {mean * 1000:.2f} ms · log scale"
+        )
         p.drawText(QRectF(0, 0, self.width(), top), Qt.AlignmentFlag.AlignLeft,
-                   f"inter-arrival gaps · {n:,} frames · max {peak * 1000:.1f} ms · "
-                   f"mean {mean * 1000:.2f} ms · log scale")  # fmt: skip
+                   fm.elidedText(header, Qt.TextElideMode.ElideRight, self.width()))  # fmt: skip
         scale = math.log1p(peak * 1000) or 1.0
         bar_w = min(12.0, rect.width() / len(values))
         for i, gap in enumerate(values):
             h = rect.height() * math.log1p(gap * 1000) / scale
             if h <= 0:
                 continue
-            color = (
-                QColor(60, 150, 210) if gap < 0.25 * peak or peak < 0.05 else QColor(220, 120, 30)
-            )
+            if open_gap is not None and i == len(values) - 1:
+                color = QColor(SILENCE_COLOR)
+                color.setAlpha(150)  # (still open: lighter than the gaps that closed)
+            else:
+                color = QColor(60, 150, 210) if gap < 0.25 * peak or peak < 0.05 else SILENCE_COLOR
             p.fillRect(QRectF(rect.left() + i * bar_w, rect.bottom() - h, max(1.0, bar_w - 1), h),
                        color)  # fmt: skip
         p.end()
@@ -261,9 +310,11 @@ class TimelinePanel(QWidget):
         self.waterfall = WaterfallView(self)
         self.waterfall.milestones = self.milestones
         self.chart = GapChart(self.series, self)
+        self.silence_bar = SilenceBar(self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.summary)
+        layout.addWidget(self.silence_bar)
         layout.addWidget(self.waterfall)
         layout.addWidget(self.chart, 1)
         layout.addStretch(0)
@@ -274,6 +325,7 @@ class TimelinePanel(QWidget):
         self.series.clear(t0)
         self.text_deltas = 0
         self._ttft = None
+        self._show_live(None)
         self._update()
 
     def mark_headers(self, t: float) -> None:
@@ -301,8 +353,27 @@ class TimelinePanel(QWidget):
         m.end = tm.end
         self._ttft = tm.ttft
 
+    def show_liveness(self, live: Liveness) -> None:
+        """The live turn's clock ticked: run the axis to now, show a silence."""
+        gap_shown = self.chart.open_gap is not None
+        self._show_live(live)
+        self.waterfall.update()
+        if gap_shown or self.chart.open_gap is not None:
+            self.chart.update()
+
+    def _show_live(self, live: Liveness | None) -> None:
+        silence = live.silence if live is not None else None
+        self.waterfall.now = live.now if live is not None else None
+        self.waterfall.silence = silence
+        last = self.series.last
+        self.chart.open_gap = (
+            max(0.0, live.now - last) if live and silence and last is not None else None
+        )
+        self.silence_bar.show_liveness(live)
+
     def finish(self, turn: Turn) -> None:
         self._set_timings(turn.timings)
+        self._show_live(None)
         self._update(turn)
 
     def ttft(self) -> float | None:
