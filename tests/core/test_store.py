@@ -23,6 +23,7 @@ from streamscope.core.store.database import (
 )
 from streamscope.core.store.history import ToolResult
 from streamscope.core.store.schema import SCHEMA_VERSION, SchemaTooNewError, schema_version
+from streamscope.core.store.session import ChatSession
 from streamscope.core.turn.model import Timings, ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolCall, ToolDefinition
@@ -185,8 +186,10 @@ def test_alternatives_are_kept_and_rebuild_the_chat_history(store: Store) -> Non
     assert history.alternatives() == (1, 3)
     assert [m.text for m in history.messages()] == ["Hi", "two"]
 
-    store.delete_messages_from(conv, 1)
-    assert [m.role for m in store.load_conversation(conv).messages] == ["user"]
+    user = msgs[0].id
+    assert [m.parent_id for m in msgs] == [None, user, user, user]  # alternatives: one parent
+    assert [m.chosen for m in msgs] == [True, False, True, False]
+    assert not hasattr(store, "delete_messages_from")  # nothing takes messages away
 
 
 def test_recover_interrupted_marks_streaming_turns_truncated_with_their_text(
@@ -302,7 +305,67 @@ def test_a_version_1_database_migrates_and_keeps_its_data(tmp_path: Path) -> Non
         store.restore(1)
     with Store(path) as again:  # reopening does not migrate twice
         assert schema_version(again._db) == SCHEMA_VERSION
-        assert len(again.load_conversation(1).messages) == 3
+        messages = again.load_conversation(1).messages
+        assert [(m.id, m.parent_id, m.chosen) for m in messages] == [
+            (1, None, True), (2, 1, True), (3, 2, True),
+        ]  # fmt: skip
+        versions = [r[0] for r in again._db.execute("SELECT version FROM schema_version")]
+        assert versions == [1, 2, 3]
+
+
+V2_PROFILE = Path(__file__).parent / "fixtures" / "store" / "v2-profile.db"
+"""A profile database the schema-2 store wrote (tests/core/fixtures/store): conversation 1
+regenerated its first answer twice and chose the middle one, then went on; 2 answered two
+tool calls; 3 left them unanswered and went on; 4 was killed mid-stream; 5 is deleted."""
+
+
+def test_a_version_2_profile_opens_as_a_tree_with_nothing_lost(tmp_path: Path) -> None:
+    path = tmp_path / "streamscope.db"
+    path.write_bytes(V2_PROFILE.read_bytes())
+    with Store(path) as store:
+        assert schema_version(store._db) == SCHEMA_VERSION == 3
+        assert [c.title for c in store.list_conversations()] == [
+            "Killed", "Unanswered", "Tools", "Regenerated",
+        ]  # fmt: skip
+        regenerated = store.load_conversation(1, limit=None).messages
+        assert [(m.id, m.parent_id, m.chosen, m.text) for m in regenerated] == [
+            (1, None, True, "What is SSE?"),
+            (2, 1, False, "answer one"),
+            (3, 1, True, "answer two"),
+            (4, 1, False, "answer three"),
+            (5, 3, True, "And NDJSON?"),  # after the chosen alternative
+            (6, 5, True, "NDJSON is lines"),
+        ]
+        assert [m.turn.alt_group for m in regenerated if m.turn] == [2, 2, 2, 6]
+        assert store.path_ids(1) == [1, 3, 5, 6]
+        tools = store.load_conversation(2, limit=None).messages
+        assert [(m.id, m.parent_id) for m in tools] == [
+            (7, None), (8, 7), (9, 8), (10, 9), (11, 10),
+        ]  # fmt: skip
+        assert store.path_ids(3) == [12, 13, 14, 15]
+        assert store.recover_interrupted() == [17]
+        assert store.load_conversation(4).messages[1].text == "partial ans"
+        with pytest.raises(KeyError):
+            store.load_conversation(5)  # still deleted, still restorable
+        store.restore(5)
+        assert [m.text for m in store.load_conversation(5).messages] == ["bye"]
+
+        session = ChatSession.open(store, 1)
+        assert [m.text for m in session.history.messages()] == [
+            "What is SSE?", "answer two", "And NDJSON?", "NDJSON is lines",
+        ]  # fmt: skip
+        session.choose_at(1, 2)  # page the old regenerated answers: the branch follows
+        assert [m.text for m in session.history.messages()] == ["What is SSE?", "answer three"]
+        session.choose_at(1, 1)
+        assert session.edit_last() == "And NDJSON?"  # edit and branch on migrated rows
+        session.user_sent("And JSON lines?", endpoint_name="e", model="m")
+        rows = store.load_conversation(1, limit=None).messages
+        assert (rows[-1].text, rows[-1].parent_id, rows[-1].chosen) == ("And JSON lines?", 3, True)
+        assert [m.chosen for m in rows if m.id == 5] == [False]
+
+        unanswered = ChatSession.open(store, 3).history.path_entries()[1]
+        assert (unanswered.unanswered, unanswered.followed) == (2, True)
+    assert V2_PROFILE.read_bytes() != path.read_bytes()  # (the copy was migrated, not the file)
 
 
 def test_a_newer_database_is_refused(tmp_path: Path) -> None:

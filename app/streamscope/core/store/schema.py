@@ -9,6 +9,12 @@ Version 1: conversations, messages, turns, captures.
 Version 2: soft delete (``conversations.deleted_at``), per-conversation tool definitions,
 regenerated alternatives (``turns.alt_group``/``chosen``), token counts and stream facts
 on turns, and the indexes the list and paging queries use.
+Version 3: a conversation is a tree (edited prompts keep what they replaced): every message
+follows ``messages.parent_id`` (``NULL``: it opens the conversation) and ``messages.chosen``
+marks the alternative shown among those sharing a parent. Rows from version 2 (a list whose
+only alternatives were regenerated answers) get the parent the list implied: the message
+before them, or — after regenerated answers — the chosen one of those; an alternative
+answer, its first alternative's parent.
 """
 
 from __future__ import annotations
@@ -77,7 +83,32 @@ CREATE INDEX turns_status ON turns (status);
 CREATE INDEX turns_capture ON turns (capture_id);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+_V3 = """
+ALTER TABLE messages ADD COLUMN parent_id INTEGER REFERENCES messages(id) ON DELETE CASCADE;
+ALTER TABLE messages ADD COLUMN chosen INTEGER NOT NULL DEFAULT 1;
+UPDATE messages SET chosen =
+    COALESCE((SELECT t.chosen FROM turns t WHERE t.message_id = messages.id), 1);
+UPDATE messages SET parent_id = (
+    SELECT p.id FROM messages p
+    WHERE p.conversation_id = messages.conversation_id AND p.seq < messages.seq
+    ORDER BY p.seq DESC LIMIT 1);
+UPDATE messages SET parent_id = (
+    SELECT COALESCE(
+        (SELECT o.message_id FROM turns o WHERE o.alt_group = g.alt_group AND o.chosen = 1
+         ORDER BY o.message_id DESC LIMIT 1),
+        (SELECT MAX(o.message_id) FROM turns o WHERE o.alt_group = g.alt_group))
+    FROM turns g WHERE g.message_id = messages.parent_id)
+WHERE parent_id IN (SELECT message_id FROM turns WHERE alt_group IS NOT NULL);
+UPDATE messages SET parent_id = (
+    SELECT first.parent_id FROM turns t JOIN messages first ON first.id = t.alt_group
+    WHERE t.message_id = messages.id)
+WHERE id IN (
+    SELECT message_id FROM turns
+    WHERE alt_group <> message_id AND alt_group IN (SELECT id FROM messages));
+CREATE INDEX messages_parent ON messages (conversation_id, parent_id);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
