@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVB
 
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
 from streamscope.core.turn.outcome import Outcome
+from streamscope.core.wire.conversation import Message, ToolCall, match_results
 from streamscope.ui import pacing
 from streamscope.ui.code_highlight import warm_up_highlighting
 from streamscope.ui.markdown import MarkdownWriter, split_markdown
@@ -113,9 +114,14 @@ class AssistantCard(CardFrame):
         self.send_button = QPushButton("Send results", self._tools)
         self.send_button.setEnabled(False)
         self.send_button.clicked.connect(self._on_send_button_clicked)
+        self.unanswered_label = QLabel(self._tools)  # see show_unanswered
+        self.unanswered_label.setWordWrap(True)
+        amber = outcome_colour(Outcome.TRUNCATED, self.palette()).name()
+        self.unanswered_label.setStyleSheet(f"color: {amber}")
+        self.unanswered_label.hide()
         row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(self.send_button)
+        row.addWidget(self.unanswered_label, 1)
+        row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignRight)
         self._tools_layout.addLayout(row)
         self._tools.hide()
 
@@ -378,6 +384,38 @@ class AssistantCard(CardFrame):
         self.reasoning_pane.setVisible(checked)
         self._update_reasoning_label()
 
+    def show_unanswered(self, count: int, *, skipped: bool) -> None:
+        """Say that ``count`` tool calls have no result: still waiting for one (a new
+        message would send them as "not run"), or ``skipped`` — the conversation went on
+        and they were sent as "not run" results (then they can no longer be answered)."""
+        calls = f"{count} tool call{'s' if count != 1 else ''} unanswered"
+        if skipped:
+            text = f"⚠ {calls}: sent as “not run” results when the conversation went on."
+        else:
+            text = (
+                f"⚠ {calls}: send results below, or a new message sends them as “not run”"
+                " results (providers refuse a history with unanswered calls)."
+            )
+        self.unanswered_label.setText(text)
+        self.unanswered_label.setVisible(count > 0)
+        if skipped and count:
+            self._close_results("Skipped")
+
+    def show_results(self, results: Sequence[Message]) -> None:
+        """Show the results the calls got (a saved conversation): in their boxes, sent."""
+        calls = [ToolCall(b.call.id, b.call.name or "", "") for b in self._boxes if b.call]
+        for box, result in zip(self._boxes, match_results(calls, results), strict=False):
+            if result is not None:
+                box.result.setPlainText(result.text)
+        if results:
+            self._close_results("Results sent")
+
+    def _close_results(self, label: str) -> None:
+        self.send_button.setEnabled(False)
+        self.send_button.setText(label)
+        for box in self._boxes:
+            box.result.setReadOnly(True)
+
     def _on_send_button_clicked(self) -> None:
         results: list[tuple[str, str, str]] = []
         for box in self._boxes:
@@ -388,7 +426,5 @@ class AssistantCard(CardFrame):
         for call_id, _name, text in results:
             self.toolResultSubmitted.emit(call_id, text)
         self.resultsSubmitted.emit(results)
-        self.send_button.setEnabled(False)
-        self.send_button.setText("Results sent")
-        for box in self._boxes:
-            box.result.setReadOnly(True)
+        self._close_results("Results sent")
+        self.unanswered_label.hide()
