@@ -306,3 +306,18 @@ def test_a_reopened_conversation_shows_sent_and_skipped_results(
     assert [m["content"] for m in messages if m["role"] == "tool"] == [
         '{"temp_c": 21}', "09:41", SKIPPED_RESULT, SKIPPED_RESULT,
     ]  # fmt: skip
+
+
+def test_the_shown_alternative_is_the_one_marked_skipped(
+    window: MainWindow, aloop: qasync.QEventLoop
+) -> None:
+    send(window, aloop, "demo-tools", "weather?")
+    window.composer.regenerate_button.click()
+    wait_turn(window, aloop)
+    window.prev_alt.click()  # back to the first answer's calls
+    first, second = window.controller.answer_cards
+    assert first.isVisibleTo(window) and not second.isVisibleTo(window)
+    follow_up = send(window, aloop, "demo", "no thanks")
+    assert follow_up.outcome is Outcome.COMPLETED, follow_up.reason
+    assert first.send_button.text() == "Skipped"
+    assert second.send_button.text() == "Send results" and second.send_button.isEnabled()

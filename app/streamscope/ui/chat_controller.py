@@ -129,13 +129,15 @@ class ChatController(QObject):
     def _add_user_message(self, text: str, *, endpoint_name: str, model: str) -> None:
         editing = self.history.editing
         skipped = self.history.unanswered()
+        chosen, count = self.history.alternatives()
         self.session.user_sent(text, endpoint_name=endpoint_name, model=model)
         if editing:
             self._end_edit()
             self._rebuild_view()  # (the earlier version's answers leave the view)
             return
-        if skipped and self.answer_cards:
-            self.answer_cards[-1].show_unanswered(skipped, skipped=True)
+        if skipped and len(self.answer_cards) >= count:
+            shown = self.answer_cards[len(self.answer_cards) - count + chosen]
+            shown.show_unanswered(skipped, skipped=True)
         self.chat.add_user_message(text)
 
     def regenerate(self) -> None:
