@@ -368,6 +368,148 @@ def test_a_version_2_profile_opens_as_a_tree_with_nothing_lost(tmp_path: Path) -
     assert V2_PROFILE.read_bytes() != path.read_bytes()  # (the copy was migrated, not the file)
 
 
+V2_BY_HAND = """
+CREATE TABLE schema_version (version INTEGER NOT NULL, applied REAL);
+INSERT INTO schema_version VALUES (1, 0);
+INSERT INTO schema_version VALUES (2, 0);
+CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT NOT NULL DEFAULT '',
+    endpoint_name TEXT, model TEXT, created REAL NOT NULL, updated REAL NOT NULL);
+CREATE TABLE messages (id INTEGER PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL, role TEXT NOT NULL, text TEXT NOT NULL DEFAULT '',
+    reasoning TEXT NOT NULL DEFAULT '', reasoning_channel TEXT,
+    tool_calls TEXT NOT NULL DEFAULT '[]', tool_call_id TEXT, name TEXT,
+    created REAL NOT NULL, UNIQUE (conversation_id, seq));
+CREATE TABLE captures (id TEXT PRIMARY KEY, size INTEGER NOT NULL, path TEXT NOT NULL,
+    created REAL NOT NULL);
+CREATE TABLE turns (message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+    status TEXT NOT NULL CHECK (status IN ('streaming', 'done')), outcome TEXT,
+    reason TEXT NOT NULL DEFAULT '', finish_reason TEXT, usage TEXT, timings TEXT,
+    warnings TEXT NOT NULL DEFAULT '[]',
+    capture_id TEXT REFERENCES captures(id) ON DELETE SET NULL);
+ALTER TABLE conversations ADD COLUMN tools_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE conversations ADD COLUMN deleted_at REAL;
+ALTER TABLE turns ADD COLUMN alt_group INTEGER;
+ALTER TABLE turns ADD COLUMN chosen INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE turns ADD COLUMN input_tokens INTEGER;
+ALTER TABLE turns ADD COLUMN output_tokens INTEGER;
+ALTER TABLE turns ADD COLUMN http_status INTEGER;
+ALTER TABLE turns ADD COLUMN terminal_signal TEXT;
+ALTER TABLE turns ADD COLUMN bytes_received INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN events INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN malformed_frames INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX conversations_updated ON conversations (deleted_at, updated);
+CREATE INDEX turns_status ON turns (status);
+CREATE INDEX turns_capture ON turns (capture_id);
+INSERT INTO conversations VALUES (1, 'Regenerated', 'OpenAI', 'gpt-x', 100, 200, '[]', NULL);
+INSERT INTO conversations VALUES (2, 'Tools', 'OpenAI', 'gpt-x', 100, 190,
+    '[{"name": "f", "description": "", "parameters": {"type": "object"}}]', NULL);
+INSERT INTO conversations VALUES (3, 'Gone', NULL, NULL, 100, 180, '[]', 150);
+INSERT INTO messages VALUES (1, 1, 0, 'user', 'Q1', '', NULL, '[]', NULL, NULL, 100);
+INSERT INTO messages VALUES (2, 1, 1, 'assistant', 'first try', '', NULL, '[]', NULL, NULL, 101);
+INSERT INTO messages VALUES (3, 1, 2, 'assistant', 'second try', '', NULL, '[]', NULL, NULL, 102);
+INSERT INTO messages VALUES (4, 1, 3, 'user', 'Q2', '', NULL, '[]', NULL, NULL, 103);
+INSERT INTO messages VALUES (5, 1, 4, 'assistant', 'A2', '', NULL, '[]', NULL, NULL, 104);
+INSERT INTO turns (message_id, status, outcome, alt_group, chosen)
+    VALUES (2, 'done', 'completed', 2, 0);
+INSERT INTO turns (message_id, status, outcome, alt_group, chosen, input_tokens)
+    VALUES (3, 'done', 'completed', 2, 1, 7);
+INSERT INTO turns (message_id, status, outcome, alt_group, chosen)
+    VALUES (5, 'done', 'completed', 5, 1);
+INSERT INTO messages VALUES (6, 2, 0, 'user', 'run f', '', NULL, '[]', NULL, NULL, 110);
+INSERT INTO messages VALUES (7, 2, 1, 'assistant', '', '', NULL,
+    '[{"id": "c1", "name": "f", "arguments": "{}"}]', NULL, NULL, 111);
+INSERT INTO turns (message_id, status, outcome, finish_reason, alt_group, chosen)
+    VALUES (7, 'done', 'completed', 'tool_calls', 7, 1);
+INSERT INTO messages VALUES (8, 2, 2, 'tool', '{"ok": 1}', '', NULL, '[]', 'c1', 'f', 112);
+INSERT INTO messages VALUES (9, 2, 3, 'assistant', 'f said ok', '', NULL, '[]', NULL, NULL, 113);
+INSERT INTO turns (message_id, status, outcome, alt_group, chosen)
+    VALUES (9, 'done', 'completed', 9, 1);
+INSERT INTO messages VALUES (10, 3, 0, 'user', 'bye', '', NULL, '[]', NULL, NULL, 120);
+"""
+"""The schema-2 DDL as the v2 store wrote it (v1's tables, then v2's migration), and rows:
+1 regenerated its first answer and chose the second try; 2 ran a tool; 3 is deleted."""
+
+
+def _write(path: Path, script: str) -> None:
+    db = sqlite3.connect(path)
+    db.executescript(script)
+    db.commit()
+    db.close()
+
+
+def _rows(store: Store, conv_id: int) -> list[tuple[int, int | None, bool, str, str]]:
+    return [
+        (m.id, m.parent_id, m.chosen, m.role, m.text)
+        for m in store.load_conversation(conv_id, limit=None).messages
+    ]
+
+
+def test_a_version_2_database_built_by_hand_keeps_every_message(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    _write(path, V2_BY_HAND)
+    with Store(path) as store:
+        assert schema_version(store._db) == SCHEMA_VERSION == 3
+        assert [c.title for c in store.list_conversations()] == ["Regenerated", "Tools"]
+        assert _rows(store, 1) == [
+            (1, None, True, "user", "Q1"),
+            (2, 1, False, "assistant", "first try"),
+            (3, 1, True, "assistant", "second try"),
+            (4, 3, True, "user", "Q2"),  # after the chosen try
+            (5, 4, True, "assistant", "A2"),
+        ]
+        assert store.path_ids(1) == [1, 3, 4, 5]
+        second = store.load_conversation(1, limit=None).messages[2]
+        assert second.turn is not None and second.turn.input_tokens == 7
+        tools = store.load_conversation(2, limit=None)
+        assert [t.name for t in tools.tools] == ["f"]
+        assert _rows(store, 2) == [
+            (6, None, True, "user", "run f"),
+            (7, 6, True, "assistant", ""),
+            (8, 7, True, "tool", '{"ok": 1}'),
+            (9, 8, True, "assistant", "f said ok"),
+        ]
+        assert [c.id for c in tools.messages[1].tool_calls] == ["c1"]
+        assert tools.messages[2].tool_call_id == "c1"
+        with pytest.raises(KeyError):
+            store.load_conversation(3)
+        store.restore(3)
+        assert _rows(store, 3) == [(10, None, True, "user", "bye")]
+        assert store._db.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 10
+        indexes = {r[0] for r in store._db.execute("SELECT name FROM sqlite_master")}
+        assert {"messages_parent", "turns_alt_group", "turns_capture"} <= indexes
+
+
+def test_the_version_3_migration_is_additive_and_idempotent(tmp_path: Path) -> None:
+    """Run again over a database that already has its columns (as when another build's
+    migrations are numbered differently), it adds nothing and re-derives nothing: an edit's
+    branch (which the v2 list could not express) keeps its parent."""
+    path = tmp_path / "v2.db"
+    _write(path, V2_BY_HAND + "ALTER TABLE turns ADD COLUMN model TEXT;")  # (another v3's)
+    with Store(path) as store:
+        session = ChatSession.open(store, 1)
+        assert session.edit_last() == "Q2"
+        session.user_sent("Q2, edited", endpoint_name="e", model="m")
+        session.answer_started(alternative=False)
+        session.answer_finished(Turn(text="A2'", outcome=Outcome.COMPLETED))
+        before = _rows(store, 1)
+        assert before[3:] == [
+            (4, 3, False, "user", "Q2"),
+            (5, 4, True, "assistant", "A2"),
+            (11, 3, True, "user", "Q2, edited"),  # beside Q2, not after A2
+            (12, 11, True, "assistant", "A2'"),
+        ]
+        store._db.execute("DELETE FROM schema_version WHERE version = 3")
+    with Store(path) as again:  # the v3 step runs a second time
+        versions = [r[0] for r in again._db.execute("SELECT version FROM schema_version")]
+        assert versions == [1, 2, 3]
+        assert _rows(again, 1) == before
+        assert again.path_ids(1) == [1, 3, 11, 12]
+        columns = [r[1] for r in again._db.execute("PRAGMA table_info(messages)")]
+        assert columns[-2:] == ["chosen", "parent_id"]
+        assert [r[1] for r in again._db.execute("PRAGMA table_info(turns)")][-1] == "model"
+
+
 def test_a_newer_database_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "new.db"
     db = sqlite3.connect(path)
