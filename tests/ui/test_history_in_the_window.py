@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import qasync
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from streamscope.core.capture.files import CaptureStore
@@ -139,6 +140,90 @@ def test_edit_last_then_switching_away_and_back_loses_nothing(
     assert window.controller.history.alternatives() == (1, 2)
     assert window.alt_label.text().strip() == "answer 2/2"
     assert window.composer.edit_button.isEnabled()
+
+
+def test_edit_last_then_switching_away_and_restarting_loses_nothing(
+    qtbot: QtBot, aloop: qasync.QEventLoop, tmp_path: Path
+) -> None:
+    path = tmp_path / "streamscope.db"
+    store = Store(path)
+    win = MainWindow(demo_speed=25, store=store, captures=CaptureStore(tmp_path / "c", index=store))
+    qtbot.addWidget(win)
+    win.show()
+    send(win, aloop, "demo", "First question")
+    send(win, aloop, "demo", "Second question")
+    win.composer.regenerate_button.click()
+    wait_turn(win, aloop)
+    conv_id = win.controller.session.conversation_id
+    assert conv_id is not None
+    before = saved(store, conv_id)
+    assert len(before) == 5
+    captured = [m.turn.capture_id for m in store.load_conversation(conv_id).messages if m.turn]
+    assert len(set(captured)) == 3 and None not in captured
+
+    win.composer.edit_button.click()  # edit, leave for another conversation, come back
+    win.switcher.new_conversation()
+    send(win, aloop, "demo", "Elsewhere")
+    other = win.controller.session.conversation_id
+    win.switcher.open_conversation(conv_id)
+    win.composer.edit_button.click()  # edit again, and quit mid-edit
+    win.composer.editor.setPlainText("Second question, half edited")
+    win.close()
+    aloop.run_until_complete(win.shutdown())
+    store.close()
+
+    store = Store(path)  # restart
+    try:
+        assert saved(store, conv_id) == before
+        again = [m.turn.capture_id for m in store.load_conversation(conv_id).messages if m.turn]
+        assert again == captured
+        assert other is not None
+        assert [(r, t[:9]) for r, t, _ in saved(store, other)] == [
+            ("user", "Elsewhere"), ("assistant", "You wrote"),
+        ]  # fmt: skip
+        win = MainWindow(
+            demo_speed=25, store=store, captures=CaptureStore(tmp_path / "c", index=store)
+        )
+        qtbot.addWidget(win)
+        win.show()
+        win.switcher.open_conversation(conv_id)
+        assert not win.controller.history.editing
+        assert not win.composer.edit_banner.isVisibleTo(win)
+        assert shown(win) == [
+            ("you", "First question"),
+            ("assistant", "You wrote: “First "),
+            ("you", "Second question"),
+            ("assistant", "You wrote: “Second"),
+        ]
+        assert win.alt_label.text().strip() == "answer 2/2"
+        win.prev_alt.click()  # Regenerate's first answer is still there
+        assert win.alt_label.text().strip() == "answer 1/2"
+        first, second = win.controller.answer_cards[-2:]
+        assert first.isVisibleTo(win) and not second.isVisibleTo(win)
+        assert win.composer.edit_button.isEnabled()
+        aloop.run_until_complete(win.shutdown())
+    finally:
+        store.close()
+
+
+def test_escape_anywhere_in_the_window_cancels_the_edit(
+    window: MainWindow, aloop: qasync.QEventLoop, qtbot: QtBot
+) -> None:
+    send(window, aloop, "demo", "Keep me")
+    window.composer.editor.setPlainText("my draft")
+    window.composer.edit_button.click()
+    window.activateWindow()
+    window.chat.setFocus()
+    qtbot.waitUntil(
+        lambda: window.chat.hasFocus() or window.chat.isAncestorOf(QApplication.focusWidget()),
+        timeout=2000,
+    )
+    qtbot.keyClick(QApplication.focusWidget() or window, Qt.Key.Key_Escape)
+    assert not window.controller.history.editing
+    assert window.composer.editor.toPlainText() == "my draft"
+    assert not window.composer.edit_banner.isVisibleTo(window)
+    assert window.controller.runner.last_turn is not None  # not a Stop (nothing ran)
+    assert [t for _, t in shown(window)] == ["Keep me", "You wrote: “Keep m"]
 
 
 def test_escape_or_cancel_restores_everything(

@@ -349,6 +349,7 @@ class MainWindow(QMainWindow):
         ):
             self.conversations.set_current(session.conversation_id)
         self._update_alternatives()
+        self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
 
     def _on_logs_triggered(self) -> None:
         from PySide6.QtCore import QUrl
