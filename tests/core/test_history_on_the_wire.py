@@ -5,8 +5,9 @@ Each built body is checked twice: against the official SDK's request types (open
 anthropic: their TypedDicts through a pydantic TypeAdapter, extra keys refused; google-genai:
 its pydantic models, which refuse extra keys themselves) and against the providers' ordering
 rules as the demo endpoint enforces them (:mod:`streamscope.demo.history`, written from the
-providers' documentation and error messages). Ollama has no SDK installed here and accepts
-any order; its documented shape is checked by hand.
+providers' documentation and error messages). Ollama accepts any order; its documented shape
+is checked by hand, and against the official ``ollama`` package's pydantic models (extra keys
+refused) where that package is installed.
 """
 
 from __future__ import annotations
@@ -326,3 +327,42 @@ def test_without_settling_each_provider_refuses_the_unanswered_history(
     }[dialect]
     assert problem == expected
     assert conversation_module.settle_tool_calls is not list  # (only the dialect's name)
+
+
+# -- Ollama against its official SDK's types (when the `ollama` package is installed) -------
+
+
+@pytest.fixture(scope="module")
+def ollama_types() -> Iterator[Any]:
+    """``ollama._types`` with every request model refusing extra keys (pydantic ignores them
+    by default; restored afterwards)."""
+    types = pytest.importorskip("ollama._types")
+    message, tool = types.Message, types.Tool
+    models = [  # (inner models first: an outer one's schema embeds theirs when rebuilt)
+        message.ToolCall.Function, message.ToolCall, message,
+        tool.Function.Parameters.Property, tool.Function.Parameters, tool.Function, tool,
+        types.Options, types.ChatRequest,
+    ]  # fmt: skip
+    saved = [(model, model.model_config) for model in models]
+    for model in models:
+        model.model_config = {**model.model_config, "extra": "forbid"}
+        model.model_rebuild(force=True)
+    try:
+        yield types
+    finally:
+        for model, config in saved:
+            model.model_config = config
+            model.model_rebuild(force=True)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_ollama_bodies_match_the_ollama_sdk_types(case: str, ollama_types: Any) -> None:
+    body = _body("ollama", _conversation(CASES[case]()))
+    request = ollama_types.ChatRequest.model_validate(body)
+    assert request.stream is True
+    ollama_types.Options.model_validate(body["options"])
+    messages = [ollama_types.Message.model_validate(m) for m in body["messages"]]
+    calls = [c.function.name for m in messages for c in m.tool_calls or ()]
+    assert calls == ["get_weather", "get_time"]
+    answers = [(m.role, m.tool_name) for m in messages if m.role == "tool"]
+    assert answers == [("tool", "get_weather"), ("tool", "get_time")]  # (given or "not run")
