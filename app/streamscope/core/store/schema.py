@@ -14,9 +14,10 @@ follows ``messages.parent_id`` (``NULL``: it opens the conversation) and ``messa
 marks the alternative shown among those sharing a parent. Rows from version 2 (a list whose
 only alternatives were regenerated answers) get the parent the list implied: the message
 before them, or — after regenerated answers — the chosen one of those; an alternative
-answer, its first alternative's parent. (Indexes on ``turns.alt_group`` and the parents keep
-that linear: ~1 s for 21,000 messages.) The step is additive and idempotent: it adds only the
-columns and indexes missing (:func:`_v3_tree`), and fills a column only when it added it.
+answer, its first alternative's parent. (The index on ``turns.alt_group``, made before the
+parents are filled, keeps that linear: 0.55 s for 21,000 messages, 19 s without it.) The step
+is additive and idempotent: it adds only the columns and indexes missing (:func:`_v3_tree`),
+and fills a column only when it added it.
 """
 
 from __future__ import annotations
@@ -123,12 +124,12 @@ def _v3_tree(db: sqlite3.Connection) -> None:
     """Version 3, additive and idempotent: each column is added (and filled from the v2
     list) only when missing, each index only when missing — so a database that already has
     them (e.g. from a build that numbered its migrations differently) is left as it is."""
+    db.execute("CREATE INDEX IF NOT EXISTS turns_alt_group ON turns (alt_group, chosen)")
     if _add_column(db, "messages", "chosen", "INTEGER NOT NULL DEFAULT 1"):
         _run(db, _V3_CHOSEN)
     parent = "INTEGER REFERENCES messages(id) ON DELETE CASCADE"
     if _add_column(db, "messages", "parent_id", parent):
         _run(db, _V3_PARENTS)
-    db.execute("CREATE INDEX IF NOT EXISTS turns_alt_group ON turns (alt_group, chosen)")
     db.execute(
         "CREATE INDEX IF NOT EXISTS messages_parent ON messages (conversation_id, parent_id)"
     )
