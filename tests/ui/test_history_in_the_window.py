@@ -406,3 +406,43 @@ def test_the_shown_alternative_is_the_one_marked_skipped(
     assert follow_up.outcome is Outcome.COMPLETED, follow_up.reason
     assert first.send_button.text() == "Skipped"
     assert second.send_button.text() == "Send results" and second.send_button.isEnabled()
+
+
+def test_every_answer_with_alternatives_pages_on_its_own_card(
+    window: MainWindow, aloop: qasync.QEventLoop, profile: tuple[Store, CaptureStore]
+) -> None:
+    store, _ = profile
+    send(window, aloop, "demo", "Q1")
+    window.composer.regenerate_button.click()
+    wait_turn(window, aloop)
+    first, second = window.controller.answer_cards
+    assert not first.alt_label.isVisibleTo(window)  # (a hidden card)
+    assert second.alt_label.text() == "answer 2/2" and second.alt_label.isVisibleTo(window)
+    assert second.prev_alt.isEnabled() and not second.next_alt.isEnabled()
+    second.prev_alt.click()  # the last answer: its cards stay, the toolbar pager follows
+    assert first.isVisibleTo(window) and not second.isVisibleTo(window)
+    assert first.alt_label.text() == "answer 1/2" and not first.prev_alt.isEnabled()
+    assert window.alt_label.text().strip() == "answer 1/2"
+    first.next_alt.click()
+    send(window, aloop, "demo", "Q2")  # the conversation goes on after answer 2
+    assert [c.alt_label.text() for c in window.controller.answer_cards] == [
+        "answer 1/2", "answer 2/2", "answer 1/1",
+    ]  # fmt: skip
+    assert not window.alt_label.isVisibleTo(window)  # (the toolbar pages the last answer)
+
+    window.controller.answer_cards[1].prev_alt.click()  # an older answer: its branch shows
+    assert shown(window) == [("you", "Q1"), ("assistant", "You wrote: “Q1”\n\n#")]
+    shown_card = window.controller.answer_cards[0]
+    assert shown_card.isVisibleTo(window) and shown_card.alt_label.text() == "answer 1/2"
+    conv_id = window.controller.session.conversation_id
+    assert conv_id is not None
+    assert [(r, t[:2], c) for r, t, c in saved(store, conv_id)] == [
+        ("user", "Q1", True),
+        ("assistant", "Yo", True),
+        ("assistant", "Yo", False),
+        ("user", "Q2", True),
+        ("assistant", "Yo", True),
+    ]
+    window.controller.answer_cards[0].next_alt.click()  # and back: Q2 is there again
+    assert [t for _, t in shown(window)][::2] == ["Q1", "Q2"]
+    assert window.controller.answer_cards[1].alt_label.text() == "answer 2/2"

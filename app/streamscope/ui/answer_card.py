@@ -49,6 +49,8 @@ class AssistantCard(CardFrame):
     """``[(tool_call_id, name, result text), ...]`` when "Send results" is clicked."""
     rendered = Signal()
     """The final Markdown rendering finished (after :meth:`finish`)."""
+    alternativeStepped = Signal(int)
+    """◀ (-1) or ▶ (+1) of the card's "answer n/m" pager was clicked."""
 
     def __init__(
         self,
@@ -85,6 +87,19 @@ class AssistantCard(CardFrame):
         self.status.setTextFormat(Qt.TextFormat.RichText)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.header.addWidget(self.status)
+        self.prev_alt = QToolButton(self)
+        self.prev_alt.setText("◀")
+        self.prev_alt.setToolTip("The previous answer to this message (Regenerate keeps each)")
+        self.alt_label = QLabel(self)
+        self.alt_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.next_alt = QToolButton(self)
+        self.next_alt.setText("▶")
+        self.next_alt.setToolTip("The next answer to this message")
+        for pager in (self.prev_alt, self.alt_label, self.next_alt):
+            self.header.addWidget(pager)
+            pager.hide()
+        self.prev_alt.clicked.connect(lambda: self.alternativeStepped.emit(-1))
+        self.next_alt.clicked.connect(lambda: self.alternativeStepped.emit(+1))
 
         self.reasoning_toggle = QToolButton(self)
         self.reasoning_toggle.setCheckable(True)
@@ -383,6 +398,15 @@ class AssistantCard(CardFrame):
     def _on_reasoning_toggle_toggled(self, checked: bool) -> None:
         self.reasoning_pane.setVisible(checked)
         self._update_reasoning_label()
+
+    def set_alternatives(self, index: int, count: int) -> None:
+        """This card is answer ``index + 1`` of ``count`` to its message: ◀ n/m ▶ in the
+        header (hidden for one)."""
+        for pager in (self.prev_alt, self.alt_label, self.next_alt):
+            pager.setVisible(count > 1)
+        self.alt_label.setText(f"answer {index + 1}/{count}")
+        self.prev_alt.setEnabled(index > 0)
+        self.next_alt.setEnabled(index < count - 1)
 
     def show_unanswered(self, count: int, *, skipped: bool) -> None:
         """Say that ``count`` tool calls have no result: still waiting for one (a new

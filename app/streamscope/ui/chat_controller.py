@@ -198,11 +198,44 @@ class ChatController(QObject):
         count = self.history.alternatives()[1]
         if self.busy or not 0 <= index < count:
             return
+        length = len(self.history.path())
         self.session.choose(index)
+        if len(self.history.path()) != length:
+            self._rebuild_view()  # (that answer was continued: the path after it shows)
+            return
         cards = self.answer_cards[-count:]
         for i, card in enumerate(cards):
             card.setVisible(i == index)
+        self._sync_answer_pagers()
         self.historyChanged.emit()
+
+    def _answer_steps(self) -> list[tuple[PathEntry, list[AssistantCard]]]:
+        """Each answers step of the shown path with its cards (one per alternative, in the
+        order :attr:`answer_cards` holds them); empty if the view is out of step."""
+        steps: list[tuple[PathEntry, list[AssistantCard]]] = []
+        start = 0
+        for entry in self.history.path_entries():
+            if entry.kind == "answers":
+                steps.append((entry, self.answer_cards[start : start + entry.count]))
+                start += entry.count
+        return steps if start == len(self.answer_cards) else []
+
+    def _sync_answer_pagers(self) -> None:
+        for entry, cards in self._answer_steps():
+            for i, card in enumerate(cards):
+                card.set_alternatives(i, entry.count)
+
+    def _on_answer_card_alternative_stepped(self, card: AssistantCard, step: int) -> None:
+        steps = self._answer_steps()
+        for n, (entry, cards) in enumerate(steps):
+            if card not in cards:
+                continue
+            index = cards.index(card) + step
+            if n == len(steps) - 1 and self.history.alternatives()[1] == entry.count:
+                self.choose_alternative(index)  # (the last answer: its cards stay)
+            else:
+                self.choose_version(entry.depth, index)  # (the path after it changes)
+            return
 
     def send_tool_results(self, results: list[ToolResult]) -> None:
         """Continue the turn with the user's answers to the tool calls."""
@@ -277,6 +310,9 @@ class ChatController(QObject):
     def _begin_answer(self, label: str, *, status: str, alternative: bool) -> None:
         self._card = self.chat.begin_assistant_message(label)
         self._card.resultsSubmitted.connect(self._on_card_results_submitted)
+        self._card.alternativeStepped.connect(
+            functools.partial(self._on_answer_card_alternative_stepped, self._card)
+        )
         self.answer_cards.append(self._card)
         self.session.answer_started(alternative=alternative)
         self.status.show_started(status)
@@ -372,6 +408,7 @@ class ChatController(QObject):
                 self._card.note_redacted()
             if self._card is not None:
                 self._card.show_unanswered(self.history.unanswered(), skipped=False)
+            self._sync_answer_pagers()
             _log.info("turn finished: %s", turn.summary())  # (the log masks every secret)
         self.busyChanged.emit(False)
         self.historyChanged.emit()
@@ -405,6 +442,10 @@ class ChatController(QObject):
                     card.show_turn(turn)
                     card.setVisible(i == entry.chosen)
                     self.answer_cards.append(card)
+                    card.set_alternatives(i, entry.count)
+                    card.alternativeStepped.connect(
+                        functools.partial(self._on_answer_card_alternative_stepped, card)
+                    )
                     if i == entry.chosen:
                         card.show_results(entry.results)
                         card.show_unanswered(entry.unanswered, skipped=entry.followed)
