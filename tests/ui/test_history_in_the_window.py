@@ -446,3 +446,19 @@ def test_every_answer_with_alternatives_pages_on_its_own_card(
     window.controller.answer_cards[0].next_alt.click()  # and back: Q2 is there again
     assert [t for _, t in shown(window)][::2] == ["Q1", "Q2"]
     assert window.controller.answer_cards[1].alt_label.text() == "answer 2/2"
+
+
+def test_regenerating_after_paging_back_shows_only_the_new_answer(
+    window: MainWindow, aloop: qasync.QEventLoop
+) -> None:
+    send(window, aloop, "demo", "Q1")
+    window.composer.regenerate_button.click()
+    wait_turn(window, aloop)
+    window.prev_alt.click()  # answer 1/2 shown
+    window.composer.regenerate_button.click()
+    wait_turn(window, aloop)
+    cards = window.controller.answer_cards
+    assert [c.isVisibleTo(window) for c in cards] == [False, False, True]
+    assert [c.alt_label.text() for c in cards] == ["answer 1/3", "answer 2/3", "answer 3/3"]
+    assert window.alt_label.text().strip() == "answer 3/3"
+    assert window.controller.history.alternatives() == (2, 3)

@@ -144,11 +144,12 @@ class ChatController(QObject):
         """Answer the last user message again; the earlier answer stays as an alternative."""
         if self.busy or self.history.editing:
             return
+        step = max(self.history.alternatives()[1], 1)  # (any of them may be the one shown)
         try:
             self.history.regenerate()
         except ValueError:
             return
-        for card in self.answer_cards[-1:]:
+        for card in self.answer_cards[-step:]:
             card.hide()
         self._start_turn(alternative=True)
 
