@@ -81,3 +81,24 @@ def test_an_unterminated_frame_is_marked_incomplete() -> None:
     (record,) = records_from_bytes([(b'data: {"a"', 0.2)], "sse")
     assert record == FrameRecord(0.2, None, None, (), b'data: {"a"', complete=False)
     assert record.to_json(0)["incomplete"] is True
+
+
+def test_a_run_of_blank_lines_is_one_record() -> None:
+    end = SSE.index(b": keep-alive\n\n") + 14
+    body = SSE[:end] + b"\r\n" * 1000 + b"\n\n" + SSE[end:]
+    capture = sse_capture([body[i : i + 100] for i in range(0, len(body), 100)])
+    records, turn = asyncio.run(capture_frames(capture))
+    assert turn.text == "Hello “w”"
+    assert [r.event for r in records] == ["message", None, None, "message", "message"]
+    assert records[2] == FrameRecord(records[2].t, None, None, (), b"\r\n" * 1000 + b"\n\n")
+    assert b"".join(r.raw for r in records) == body
+    assert records_from_bytes([(r.raw, r.t) for r in records], "sse") == records
+    assert to_jsonl(records[2:3]).count(b"\n") == 1
+    ndjson = [b"\n \r\n\r", b'{"done":true}\n', b"\n" * 1000]
+    assert [
+        (r.event, r.data, r.raw) for r in records_from_bytes([(b, 0.5) for b in ndjson], "ndjson")
+    ] == [
+        (None, None, b"\n \r\n\r"),
+        ("message", '{"done":true}', b'{"done":true}\n'),
+        (None, None, b"\n" * 1000),
+    ]

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+import re
+import tracemalloc
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline, turn_to_json
+from streamscope.core.turn.progress import FLAG_DETACHED, FrameKind, ProgressEncoder
 from streamscope.core.wire.dialects import detect_dialect, get_dialect
 from streamscope.core.wire.events import DialectWarning, Terminal, TextDelta
 from streamscope.core.wire.ndjson import NDJSONDecoder
@@ -39,8 +46,10 @@ def test_ndjson_line_ends_and_final_line(step: int) -> None:
     data = b'{"a":1}\r\n\n{"b":2}\r{"c":"\xc3\xbc"}\n   \n{"d":4}'
     assert _ndjson_frames(data, step) == [
         (0, b'{"a":1}\r\n', '{"a":1}', True),
+        (9, b"\n", None, True),  # blank lines are frames with no event: the frames tile
         (10, b'{"b":2}\r', '{"b":2}', True),
         (18, b'{"c":"\xc3\xbc"}\n', '{"c":"ü"}', True),
+        (29, b"   \n", None, True),
         (33, b'{"d":4}', '{"d":4}', True),
     ]
 
@@ -79,6 +88,161 @@ def test_ndjson_closed_decoder_refuses_input() -> None:
     dec.close_frames()
     with pytest.raises(RuntimeError):
         dec.feed_frames(b"{}\n")
+
+
+def test_ndjson_modes_cannot_be_mixed() -> None:
+    dec = NDJSONDecoder()
+    dec.feed(b"{}\n")
+    with pytest.raises(RuntimeError):
+        dec.feed_frames(b"{}\n")
+    with pytest.raises(RuntimeError):
+        dec.close_frames()
+    dec = NDJSONDecoder()
+    dec.feed_frames(b"{}\n")
+    with pytest.raises(RuntimeError):
+        dec.feed(b"{}\n")
+    with pytest.raises(RuntimeError):
+        dec.close()
+
+
+BOM = b"\xef\xbb\xbf"
+NDFrame = tuple[int, bytes, str | None]
+
+
+def ndjson_reference(data: bytes) -> list[NDFrame]:
+    """A naive transcription of the NDJSON framing: each line (the last may lack a line end)
+    is a frame, but blank lines (only whitespace, after the BOM on the first), however many in
+    a row, are one frame with no event."""
+    parts = re.split(rb"(\r\n|\r|\n)", data)
+    lines = [(parts[i], parts[i] + parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+    if parts[-1]:
+        lines.append((parts[-1], parts[-1]))
+    out: list[NDFrame] = []
+    offset = 0
+    run = b""
+    for i, (text, raw) in enumerate(lines):
+        if i == 0:
+            text = text.removeprefix(BOM)
+        if text.strip():
+            if run:
+                out.append((offset - len(run), run, None))
+                run = b""
+            out.append((offset, raw, text.decode("utf-8", "replace").rstrip()))
+        else:
+            run += raw
+        offset += len(raw)
+    if run:
+        out.append((offset - len(run), run, None))
+    return out
+
+
+def ndjson_frames(data: bytes, sizes: list[int]) -> list[NDFrame]:
+    dec = NDJSONDecoder()
+    frames = []
+    pos = 0
+    for size in [*sizes, len(data)]:
+        frames += dec.feed_frames(data[pos : pos + size])
+        pos += size
+    frames += dec.close_frames()
+    assert all(f.complete and not f.comments for f in frames)
+    return [(f.offset, f.raw, f.event.data if f.event else None) for f in frames]
+
+
+def ndjson_events(data: bytes, sizes: list[int]) -> list[str]:
+    dec = NDJSONDecoder()
+    events = []
+    pos = 0
+    for size in [*sizes, len(data)]:
+        events += dec.feed(data[pos : pos + size])
+        pos += size
+    return [e.data for e in events + dec.close()]
+
+
+def every_chunking(data: bytes) -> list[list[int]]:
+    n = len(data)
+    cuts = [[], [1] * n]
+    cuts += [[i] for i in range(n + 1)]
+    cuts += [[i, j] for i in range(n + 1) for j in range(n + 1 - i)]
+    return cuts
+
+
+def test_ndjson_a_run_of_blank_lines_is_one_frame_with_every_chunking() -> None:
+    run = b"\n \r\n\t\r\r\n\x0b\n"
+    data = b'{"a":1}\n' + run + b'  {"b":2}\r\n'
+    expected = [
+        (0, b'{"a":1}\n', '{"a":1}'),
+        (8, run, None),  # (the spaces before {"b":2} are its own)
+        (8 + len(run), b'  {"b":2}\r\n', '  {"b":2}'),
+    ]
+    assert ndjson_reference(data) == expected
+    for sizes in every_chunking(data):
+        assert ndjson_frames(data, sizes) == expected
+        assert ndjson_events(data, sizes) == ['{"a":1}', '  {"b":2}']
+
+
+def test_ndjson_runs_at_the_start_after_a_bom_and_at_the_end() -> None:
+    data = BOM + b" \n\r\n" + b'{"a":1}' + b"\r\r\n\n  "
+    expected = [
+        (0, BOM + b" \n\r\n", None),
+        (7, b'{"a":1}\r', '{"a":1}'),
+        (15, b"\r\n\n  ", None),  # (the last blank line has no line end)
+    ]
+    assert ndjson_reference(data) == expected
+    for sizes in every_chunking(data):
+        assert ndjson_frames(data, sizes) == expected
+
+
+def test_ndjson_the_line_cap_does_not_apply_to_a_run() -> None:
+    data = b'{"a":1}\n' + b"\n" * 50 + b"\r" * 50 + b"  \n" * 50 + b'{"b":2}\n'
+    dec = NDJSONDecoder(max_line_bytes=8)
+    frames = [f for i in range(0, len(data), 7) for f in dec.feed_frames(data[i : i + 7])]
+    assert [len(f.raw) for f in frames] == [8, 250, 8]
+    # a blank line over the cap is a line over the cap
+    with pytest.raises(SSEProtocolError) as info:
+        NDJSONDecoder(max_line_bytes=8).feed_frames(b"\n\n" + b" " * 9 + b"\n{}\n")
+    assert info.value.frames == []
+
+
+NDJSON_TOKENS = [
+    b"{}",
+    b'{"a":1}',
+    b" ",
+    b"\t",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\n\n\n",
+    BOM,
+    b"\xff",
+    b"\x0b",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(NDJSON_TOKENS), max_size=30).map(b"".join),
+    st.lists(st.integers(0, 40), max_size=8),
+)
+def test_ndjson_frames_match_the_reference_with_any_chunking(data: bytes, sizes: list[int]) -> None:
+    expected = ndjson_reference(data)
+    assert ndjson_frames(data, sizes) == expected
+    assert ndjson_frames(data, [1] * len(data)) == expected
+    assert b"".join(raw for _, raw, _ in expected) == data
+    assert ndjson_events(data, sizes) == [text for _, _, text in expected if text is not None]
+
+
+def test_ndjson_rows_after_blank_lines_index_the_reads() -> None:
+    """Frames tile the stream, so no row after a blank line keeps its own copy."""
+    line = b'{"message":{"role":"assistant","content":"hi"},"done":false}\n'
+    data = b"\n" + line * 50 + b"\r\n\r\n" + line * 50
+    pipe = StreamPipeline("ollama", keep_frames=True)
+    encoder = ProgressEncoder()
+    encoder.read(data, 1.0)
+    encoder.progressed(pipe.feed(data, 1.0), 1.0)
+    rows = encoder.take().rows
+    assert len(rows) == 102
+    assert not any(flag & FLAG_DETACHED for flag in rows.flags) and not rows.detached
+    assert [rows.kinds[0], rows.kinds[51]] == [FrameKind.COMMENT, FrameKind.COMMENT]
 
 
 # -- pipeline ---------------------------------------------------------------------------------
@@ -160,6 +324,73 @@ def test_flush_returns_the_tail_frames_once() -> None:
     assert len(tail.frames) == 1 and tail.terminal
     assert pipe.flush(2.0).frames == []
     assert pipe.close(StreamEnd("eof"), 2.0).outcome is Outcome.COMPLETED
+
+
+BIG_BLANK_RUNS = [
+    ("openai", b"\n" * 4_000_000),
+    ("openai", b"\r" * 20_000_000),
+    ("ollama", b"\n" * 4_000_000),
+    ("ollama", b"\r" * 20_000_000),
+]
+BIG_IDS = ["sse-4MB-of-LF", "sse-20MB-of-CR", "ndjson-4MB-of-LF", "ndjson-20MB-of-CR"]
+
+
+@pytest.mark.parametrize(("dialect", "data"), BIG_BLANK_RUNS, ids=BIG_IDS)
+def test_megabytes_of_blank_lines_replay_as_one_row_in_little_memory(
+    dialect: str, data: bytes
+) -> None:
+    """The replay path: pipeline with frames, the batches, the inspector's frame log."""
+    reads = [data[i : i + 65536] for i in range(0, len(data), 65536)]
+    recorded = bytearray(data)  # (a replay's log indexes the capture's buffer)
+    tracemalloc.start()
+    try:
+        pipe = StreamPipeline(dialect, keep_frames=True, request_sent=0.0)
+        encoder = ProgressEncoder()
+        log = FrameLog(0.0, recorded)
+        frames = 0
+        for i, read in enumerate(reads):
+            t = 0.001 * i
+            encoder.read(read, t)
+            update = pipe.feed(read, t)
+            frames += len(update.frames)
+            encoder.progressed(update, t)
+            log.add(encoder.take())
+        update = pipe.flush(1.0)
+        frames += len(update.frames)
+        encoder.progressed(update, 1.0)
+        log.add(encoder.take())
+        pipe.close(StreamEnd("eof"), 1.0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert frames == len(log) == 1
+    assert (log.offsets[0], log.lengths[0], log.flags[0], log.kinds[0]) == (
+        0,
+        len(data),
+        0,
+        FrameKind.COMMENT,
+    )
+    assert (log.label(0), log.summary(0)) == ("", f"(blank lines ×{len(data)})")
+    assert peak < 3 * len(data)
+
+
+@pytest.mark.parametrize("read", [1 << 16, None], ids=["64KiB-reads", "one-read"])
+@pytest.mark.parametrize(("dialect", "data"), BIG_BLANK_RUNS, ids=BIG_IDS)
+def test_megabytes_of_blank_lines_cost_nothing_on_the_events_path(
+    dialect: str, data: bytes, read: int | None
+) -> None:
+    step = read or len(data)
+    reads = [data[i : i + step] for i in range(0, len(data), step)]
+    tracemalloc.start()
+    try:
+        pipe = StreamPipeline(dialect, keep_frames=False)
+        events = [e for i, read in enumerate(reads) for e in pipe.feed(read, 0.001 * i).events]
+        turn = pipe.close(StreamEnd("eof"), 1.0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert events == [] and turn.bytes_received == len(data)
+    assert peak < len(data) // 4
 
 
 @pytest.mark.parametrize(

@@ -262,6 +262,8 @@ def test_edges_of_the_secrets_of_a_request() -> None:
 def test_edges_of_the_forms() -> None:
     slashed = "ab/cd/efgh"
     assert Scrubber([slashed]).text(quote(slashed, safe="")) == "*" * 14  # ab%2Fcd%2Fefgh
+    spaced = "ab cd/efgh"  # %20 and %2F: neither quote's default nor quote_plus writes it
+    assert Scrubber([spaced]).text(quote(spaced, safe="")) == "*" * 14
     weird = "sk-~~~~>>>>????"  # its base64 has "+" and "/" at every alignment
     for shift in range(3):
         echo = base64.urlsafe_b64encode(b"\0" * shift + weird.encode()).decode()

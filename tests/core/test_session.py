@@ -437,3 +437,134 @@ def test_a_long_conversation_opens_its_path_tail_with_the_branches_there(store: 
     window.user_sent("q4, fourth", endpoint_name="e", model="m")
     rows = store.load_conversation(session.conversation_id or 0, limit=None).messages
     assert rows[-1].parent_id == next(m.id for m in rows if m.text == "a3")
+
+
+# -- the edges of the save clock and the alternatives --------------------------------------
+
+
+def _count_saves(store: Store) -> list[tuple[str, str]]:
+    saved: list[tuple[str, str]] = []
+    original = store.update_assistant_partial
+
+    def spy(message_id: int, text: str, reasoning: str, *rest: object) -> None:
+        saved.append((text, reasoning))
+        original(message_id, text, reasoning, *rest)  # type: ignore[arg-type]
+
+    store.update_assistant_partial = spy  # type: ignore[method-assign]
+    return saved
+
+
+def test_a_fresh_session_is_empty() -> None:
+    session = ChatSession()
+    assert (session.title, session.has_more, session.conversation_id) == ("", False, None)
+    assert (session.loaded_messages, session.capture_ids(), session.tools) == ([], [], ())
+    assert session.answer_progressed(TurnDelta(text="x")) is False  # nothing started
+    assert session.answer_finished(Turn(text="x", outcome=Outcome.COMPLETED)) is False
+
+
+def test_a_save_exactly_one_interval_later_is_now(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    timers.now += SAVE_INTERVAL  # (no timer fires: time only moves)
+    assert session.answer_progressed(TurnDelta(text="a")) is True
+    assert _answer(store, session).text == "a"
+
+
+def test_the_clock_saves_every_silence_and_only_what_is_new(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    saves = _count_saves(store)
+    session.answer_progressed(TurnDelta(text="a", reasoning="r1"))
+    timers.advance(0.6)  # the timer saves at 100.5
+    assert saves == [("a", "r1")]
+    session.answer_progressed(TurnDelta(text="b", reasoning="r2"))  # a new timer: 101.0
+    timers.advance(0.6)
+    assert saves == [("a", "r1"), ("ab", "r1r2")]
+    timers.advance(0.6)  # nothing new, no timer: nothing saved
+    assert saves == [("a", "r1"), ("ab", "r1r2")]
+    session.answer_progressed(TurnDelta(text="c"))  # the last save is old: now
+    session.answer_progressed(TurnDelta(text="d"))  # within the interval: a timer again
+    timers.advance(0.6)
+    assert saves[2:] == [("abc", "r1r2"), ("abcd", "r1r2")]
+    timers.advance(5.0)
+    assert len(saves) == 4 and timers.pending == []
+
+
+def test_the_scrubber_given_at_the_start_masks_partial_saves(store: Store) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False, scrubber=Scrubber([KEY]))
+    timers.advance(1.0)
+    session.answer_progressed(TurnDelta(text=KEY))
+    assert _answer(store, session).text == "*" * len(KEY)
+
+
+def test_an_answer_without_a_conversation_row_is_never_saved(store: Store) -> None:
+    timers = Timers()
+    session = ChatSession(store, clock=timers.clock, schedule=timers.schedule)
+    session.set_tools([ToolDefinition("f")])  # no conversation yet: nothing written
+    session.tool_results([ToolResult("c", "f", "r")])
+    session.answer_started(alternative=False)
+    session.answer_request(Scrubber(), "cap-x")
+    timers.advance(1.0)
+    assert session.answer_progressed(TurnDelta(text="x")) is False
+    assert timers.pending == []
+    assert session.answer_finished(Turn(text="x", outcome=Outcome.COMPLETED)) is False
+    assert store.list_conversations() == []
+
+
+def test_without_a_store_requests_and_choices_stay_in_memory() -> None:
+    session = ChatSession()
+    session.user_sent("q", endpoint_name="e", model="m")
+    session.answer_started(alternative=False)
+    session.answer_request(Scrubber([KEY]), "cap-1")
+    session.answer_finished(Turn(text="one", outcome=Outcome.COMPLETED))
+    session.history.regenerate()
+    session.answer_started(alternative=True)
+    session.answer_finished(Turn(text="two", outcome=Outcome.COMPLETED))
+    assert session.choose(0).text == "one"
+    assert session.history.alternatives() == (0, 2)
+
+
+def test_tools_chosen_before_the_first_message_are_saved_with_it(store: Store) -> None:
+    session = ChatSession(store)
+    session.set_tools([ToolDefinition("clock")])
+    session.user_sent("time?", endpoint_name="e", model="m")
+    assert ChatSession.open(store, session.conversation_id or 0).tools == (ToolDefinition("clock"),)
+
+
+def test_alternatives_are_per_step_in_the_session_and_after_opening(store: Store) -> None:
+    session = ChatSession(store)
+
+    def rows() -> list[tuple[str, bool]]:
+        messages = store.load_conversation(session.conversation_id or 0).messages
+        return [(m.text, m.turn.chosen) for m in messages if m.turn]
+
+    session.user_sent("q1", endpoint_name="e", model="m")
+    session.answer_started(alternative=False)
+    session.answer_finished(Turn(text="a1", outcome=Outcome.COMPLETED))
+    session.user_sent("q2", endpoint_name="e", model="m")
+    session.answer_started(alternative=False)  # a new step, not an alternative of a1
+    session.answer_finished(Turn(text="b1", outcome=Outcome.COMPLETED))
+    session.history.regenerate()
+    session.answer_started(alternative=True)
+    session.answer_finished(Turn(text="b2", outcome=Outcome.COMPLETED))
+    assert session.choose(0).text == "b1"
+    assert rows() == [("a1", True), ("b1", True), ("b2", False)]
+    assert session.choose(1).text == "b2"
+    assert rows() == [("a1", True), ("b1", False), ("b2", True)]
+    reopened = ChatSession.open(store, session.conversation_id or 0)
+    assert reopened.choose(0).text == "b1"
+    assert rows() == [("a1", True), ("b1", True), ("b2", False)]
+
+
+def test_a_conversation_opens_with_its_latest_200_messages(store: Store) -> None:
+    session = ChatSession(store)
+    for i in range(201):
+        session.user_sent(f"q{i}", endpoint_name="e", model="m")
+    reopened = ChatSession.open(store, session.conversation_id or 0)
+    assert reopened.has_more is True
+    assert len(reopened.loaded_messages) == 200
+    assert reopened.loaded_messages[0].text == "q1"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tracemalloc
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -84,6 +85,66 @@ def reference(stream: bytes) -> list[SSEEvent]:
         elif name == "retry" and value and all(c in "0123456789" for c in value):
             retry = int(value)
     return out
+
+
+Frame = tuple[int, bytes, SSEEvent | None, bool]  # offset, raw, event, complete
+
+
+def frames_reference(stream: bytes) -> list[Frame]:
+    """A naive transcription of the block rules, for comparison: a block is every line up to and
+    including a blank line; blank lines where a block would start, however many in a row, are one
+    block; what is left is the unterminated tail.  A block's event is the one ``reference`` gives
+    for the stream up to the block's end, if it gives one more."""
+    bom = BOM if stream.startswith(BOM) else b""
+    parts = re.split(rb"(\r\n|\r|\n)", stream[len(bom) :])
+    lines = [parts[i] + parts[i + 1] for i in range(0, len(parts) - 1, 2)]
+    blocks: list[bytes] = []
+    block: list[bytes] = []
+    run = False  # the block is a run of blank lines
+    for line in lines:
+        blank = line in (b"\n", b"\r", b"\r\n")
+        if run and not blank:
+            blocks.append(b"".join(block))
+            block, run = [], False
+        if blank and not block:
+            run = True
+        block.append(line)
+        if blank and not run:
+            blocks.append(b"".join(block))
+            block = []
+    if run:
+        blocks.append(b"".join(block))
+        block = []
+    tail = b"".join(block) + parts[-1]
+    raws = blocks + ([tail] if tail else [])
+    if bom:
+        raws = [bom + raws[0], *raws[1:]] if raws else [bom]
+    out: list[Frame] = []
+    offset = dispatched = 0
+    for i, raw in enumerate(raws):
+        event = None
+        if i < len(blocks):
+            events = reference(stream[: offset + len(raw)])
+            if len(events) > dispatched:
+                event, dispatched = events[-1], len(events)
+        out.append((offset, raw, event, i < len(blocks)))
+        offset += len(raw)
+    return out
+
+
+def as_tuples(frames: list[RawFrame]) -> list[Frame]:
+    return [(f.offset, f.raw, f.event, f.complete) for f in frames]
+
+
+def every_chunking(stream: bytes) -> Iterator[list[int]]:
+    """Whole, cut at every place, cut at every two places, and byte by byte."""
+    n = len(stream)
+    yield []
+    for i in range(n + 1):
+        yield [i]
+        for j in range(n + 1 - i):
+            yield [i, j]
+    yield bytewise(stream)
 
 
 # -- the spec's examples ------------------------------------------------------------------------
@@ -354,6 +415,144 @@ def test_many_short_lines_are_not_capped() -> None:
     assert [f.event for f in frames_of(stream, [997] * 200, cap=64)] == expected
 
 
+# -- runs of blank lines -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [1, 2, 7])
+def test_a_run_of_blank_lines_is_one_frame_with_every_chunking(count: int) -> None:
+    run = b"\n" * count
+    stream = b"data: a\n\n" + run + b"data: b\n\n"
+    expected = [
+        (0, b"data: a\n\n", ev("a"), True),
+        (9, run, None, True),  # (the blank line ending the block before is not in the run)
+        (9 + count, b"data: b\n\n", ev("b"), True),
+    ]
+    assert frames_reference(stream) == expected
+    for sizes in every_chunking(stream):
+        assert as_tuples(frames_of(stream, sizes)) == expected
+        assert events_of(stream, sizes) == [ev("a"), ev("b")]
+
+
+def test_a_run_mixing_cr_lf_and_crlf_is_one_frame() -> None:
+    run = b"\r\n\r\r\n\n\r\n\r"  # CRLF, CR, CRLF, LF, CRLF, CR: six blank lines
+    stream = b"data: a\r\n\r\n" + run + b"data: b\r\rid: 1\n\n"
+    expected = [
+        (0, b"data: a\r\n\r\n", ev("a"), True),
+        (11, run, None, True),
+        (20, b"data: b\r\r", ev("b"), True),
+        (29, b"id: 1\n\n", None, True),
+    ]
+    assert frames_reference(stream) == expected
+    for sizes in every_chunking(stream):
+        assert as_tuples(frames_of(stream, sizes)) == expected
+
+
+def test_a_run_between_two_events_changes_no_event() -> None:
+    events = [ev("a", event="x", id="1"), ev("b\nc", id="1")]
+    plain = b"event: x\ndata: a\nid: 1\n\ndata: b\ndata: c\n\n"
+    runs = b"event: x\ndata: a\nid: 1\n\n\r\n\n\r\rdata: b\ndata: c\n\n\n\n\n"
+    assert events_of(plain) == events_of(runs) == events
+    frames = frames_of(runs, [5] * 20)
+    assert [(f.raw, f.event) for f in frames] == [
+        (b"event: x\ndata: a\nid: 1\n\n", events[0]),
+        (b"\r\n\n\r\r", None),
+        (b"data: b\ndata: c\n\n", events[1]),
+        (b"\n\n\n", None),
+    ]
+    # inside a block, blank lines are not a run: the first one ends the block
+    assert [f.raw for f in frames_of(b"data: a\n\n\ndata: b\n\n")] == [
+        b"data: a\n\n",
+        b"\n",
+        b"data: b\n\n",
+    ]
+
+
+@pytest.mark.parametrize("bom", [BOM, b""])
+def test_a_run_at_the_stream_start(bom: bytes) -> None:
+    stream = bom + b"\r\n\n\r" + b"data: a\n\n"
+    start = len(bom) + 4
+    expected = [(0, bom + b"\r\n\n\r", None, True), (start, b"data: a\n\n", ev("a"), True)]
+    assert frames_reference(stream) == expected
+    for sizes in every_chunking(stream):
+        assert as_tuples(frames_of(stream, sizes)) == expected
+        assert events_of(stream, sizes) == [ev("a")]
+
+
+def test_a_run_at_the_stream_end_is_complete() -> None:
+    stream = b"data: a\n\n" + b"\r\n" * 3 + b"\r"  # (the last CR is held until the close)
+    expected = [(0, b"data: a\n\n", ev("a"), True), (9, b"\r\n" * 3 + b"\r", None, True)]
+    for sizes in every_chunking(stream):
+        assert as_tuples(frames_of(stream, sizes)) == expected
+    # and a run before an unterminated line
+    stream = b"data: a\n\n\n\rdata: b"
+    expected = [
+        (0, b"data: a\n\n", ev("a"), True),
+        (9, b"\n\r", None, True),
+        (11, b"data: b", None, False),
+    ]
+    for sizes in every_chunking(stream):
+        assert as_tuples(frames_of(stream, sizes)) == expected
+
+
+def test_a_held_run_is_released_by_the_next_line() -> None:
+    dec = SSEDecoder()
+    assert [f.event for f in dec.feed_frames(b"data: a\n\n")] == [ev("a")]
+    for end in (b"\r", b"\n", b"\r\n") * 300:
+        assert dec.feed_frames(end) == []
+    run, frame = dec.feed_frames(b"data: b\n\n")
+    assert (run.offset, run.raw, run.event) == (9, b"\r\n\r\n" * 300, None)
+    assert (frame.offset, frame.event) == (9 + 1200, ev("b"))
+    assert dec.close_frames() == []
+
+
+def test_the_line_cap_does_not_apply_to_a_run() -> None:
+    stream = b"data: a\n\n" + b"\n" * 100 + b"\r" * 100 + b"\r\n" * 100 + b"data: b\n\n"
+    assert events_of(stream, cap=8) == [ev("a"), ev("b")]
+    for sizes in (None, [3] * 200, [50] * 10):
+        frames = frames_of(stream, sizes, cap=8)
+        assert [len(f.raw) for f in frames] == [9, 400, 9]
+    # a line over the cap after a run: the run came before it, whole
+    dec = SSEDecoder(max_line_bytes=8)
+    with pytest.raises(SSEProtocolError) as info:
+        dec.feed_frames(b"\n\r\n\r" + b"x" * 9 + b"\n\n")
+    assert [f.raw for f in info.value.frames] == [b"\n\r\n\r"]
+
+
+@pytest.mark.parametrize("read", [1 << 16, None], ids=["64KiB-reads", "one-read"])
+@pytest.mark.parametrize(
+    "data", [b"\n" * 4_000_000, b"\r" * 20_000_000], ids=["4MB-of-LF", "20MB-of-CR"]
+)
+def test_megabytes_of_blank_lines_are_one_frame_in_little_memory(
+    data: bytes, read: int | None
+) -> None:
+    reads = cut(data, None if read is None else [read] * (len(data) // read))
+    tracemalloc.start()
+    try:
+        dec = SSEDecoder()
+        events = [e for piece in reads for e in dec.feed(piece)] + dec.close()
+        _, events_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        dec = SSEDecoder()
+        frames = [f for piece in reads for f in dec.feed_frames(piece)] + dec.close_frames()
+        _, frames_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [(f.offset, f.event, f.complete) for f in frames] == [(0, None, True)]
+    assert frames[0].raw == data
+    assert events == []
+    assert frames_peak < 3 * len(data)  # (the frame's bytes: one copy)
+    assert events_peak < len(data) // 4  # (nothing kept; a transient copy of one read at most)
+
+
+def test_a_long_block_of_cr_lines_in_reads_that_end_in_cr() -> None:
+    # (such reads used to be joined with all that was held and searched again: quadratic)
+    stream = b"data: x\r" * 25_000 + b"\r"
+    expected = [ev("\n".join(["x"] * 25_000))]
+    frames = frames_of(stream, [1024] * (len(stream) // 1024))
+    assert [(f.raw, f.event) for f in frames] == [(stream, expected[0])]
+    assert events_of(stream, [1024] * (len(stream) // 1024)) == expected
+
+
 # -- modes --------------------------------------------------------------------------------------
 
 
@@ -399,22 +598,13 @@ def test_frames_cover_every_block() -> None:
         (0, BOM + b": ping\n\n"),
         (11, b"data: a\nid: 1\n\n"),
         (26, b"event: x\n\n"),
-        (36, b"\n"),
-        (37, b"\r\n"),
+        (36, b"\n\r\n"),  # two stray blank lines: one run, one frame
         (39, b"data: b\r\n\r\n"),
         (50, b"data: tail"),
     ]
-    assert [f.event for f in frames] == [
-        None,
-        ev("a", id="1"),
-        None,
-        None,
-        None,
-        ev("b", id="1"),
-        None,
-    ]
-    assert [f.comments for f in frames] == [(" ping",), (), (), (), (), (), ()]
-    assert [f.complete for f in frames] == [True] * 6 + [False]
+    assert [f.event for f in frames] == [None, ev("a", id="1"), None, None, ev("b", id="1"), None]
+    assert [f.comments for f in frames] == [(" ping",), (), (), (), (), ()]
+    assert [f.complete for f in frames] == [True] * 5 + [False]
     assert b"".join(f.raw for f in frames) == stream
 
 
@@ -458,7 +648,8 @@ def test_close_frames_with_nothing_pending() -> None:
 TOKENS = [
     b"data", b"data:", b"data: ", b"event:", b"id:", b"id", b"retry:", b"retry: 12", b":", b" ",
     b"x", b"1", b"\x00", b"\n", b"\n", b"\r", b"\r\n", b"\n\n", BOM, "é🙂".encode(), b"\xff",
-    b"\xe2\x82", b"foo", b"data: x\n\n", b"data: \xc3\xa9\xff\n\n",
+    b"\xe2\x82", b"foo", b"data: x\n\n", b"data: \xc3\xa9\xff\n\n", b"\r\r\r", b"\n\n\n",
+    b"\r\n\r\n",
 ]  # fmt: skip
 streams = st.lists(st.sampled_from(TOKENS), max_size=40).map(b"".join)
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -495,6 +686,22 @@ def test_any_chunking_gives_the_same_frames(case: tuple[bytes, list[int]]) -> No
         offset += len(frame.raw)
     assert all(f.complete for f in whole[:-1])
     assert [f.event for f in whole if f.event is not None] == events_of(stream)
+    assert as_tuples(whole) == frames_reference(stream)
+
+
+RUN_TOKENS = [b"\n", b"\r", b"\r\n", b"\n\n\n", b"\r\r", b"data: x", b"data", b":c", b" ", BOM]
+run_streams = st.lists(st.sampled_from(RUN_TOKENS), max_size=30).map(b"".join)
+
+
+@FAST
+@given(run_streams, st.lists(st.integers(0, 40), max_size=8))
+def test_runs_of_blank_lines_match_the_reference_with_any_chunking(
+    stream: bytes, sizes: list[int]
+) -> None:
+    expected = frames_reference(stream)
+    assert as_tuples(frames_of(stream, sizes)) == expected
+    assert as_tuples(frames_of(stream, bytewise(stream))) == expected
+    assert events_of(stream, sizes) == reference(stream)
 
 
 @FAST

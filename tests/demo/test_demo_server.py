@@ -319,19 +319,17 @@ def test_stop_during_keepalives_at_real_speed() -> None:
             assert time.monotonic() - started < 3.0
 
 
-def test_firehose_100k_deltas_is_fast(demo_server: DemoServer, http: httpx.Client) -> None:
+def test_firehose_sends_100k_deltas(demo_server: DemoServer, http: httpx.Client) -> None:
+    """Its speed is a benchmark's (tests/benchmarks), not a timed test's."""
     path, body = request_for("openai", "demo-firehose")
     body.pop("stream_options")
-    started = time.monotonic()
     received = bytearray()
     with http.stream("POST", demo_server.base_url("openai") + path, json=body) as response:
         for chunk in response.iter_raw():
             received += chunk
-    elapsed = time.monotonic() - started
-    size, frames = len(received), received.count(b"data: ")
+    frames = received.count(b"data: ")
     assert frames == 100_000 + 3  # role chunk, the deltas, finish chunk, [DONE]
-    assert size > 15_000_000
-    assert elapsed < 6.0, f"{size / 1e6:.1f} MB in {elapsed:.2f} s"
+    assert received.endswith(b"data: [DONE]\n\n")
 
 
 # --- listings, non-streaming answers, bad requests ------------------------------------------

@@ -371,6 +371,22 @@ def test_error_events_are_summarised_with_code_and_message() -> None:
     assert filled("anthropic", [anthropic]).log.kinds[0] == FrameKind.ERROR
 
 
+@pytest.mark.parametrize("dialect", ["openai", "ollama"])
+def test_a_run_of_blank_lines_is_one_row_that_says_how_many(dialect: str) -> None:
+    line = chat("a") if dialect == "openai" else b'{"message":{"content":"a"},"done":false}\n'
+    runs = [b"\n", b"\r\n\r\r\n\n", b"\n" * 100_000]
+    body = runs[0] + line + runs[1] + line + runs[2]
+    model = filled(dialect, [body[i : i + 4096] for i in range(0, len(body), 4096)])
+    assert summaries(model)[::2] == [
+        ("", "(blank line)"),
+        ("", "(blank lines ×4)"),  # CRLF, CR, CRLF, LF
+        ("", "(blank lines ×100000)"),
+    ]
+    assert [model.log.lengths[r] for r in (0, 2, 4)] == [1, 6, 100_000]
+    assert [model.data(model.index(r, 0), KindRole) for r in (0, 2, 4)] == [FrameKind.COMMENT] * 3
+    assert len(model.log.side) == 0
+
+
 def test_long_text_is_clipped_in_the_summary() -> None:
     model = filled("openai", [chat("x" * 500)])
     summary = model.event_and_summary(0)[1]

@@ -330,7 +330,9 @@ class PowerTools(QObject):
         log = self._inspector.frames_model.log
         if not len(log):
             return []
-        first = log.frame_bytes(0).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+        # The first frame that is not blank lines says (NDJSON blank lines are frames too).
+        row = next((r for r in range(len(log)) if not log.blank_lines(r)), 0)
+        first = log.frame_bytes(row, 4096).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
         framing: Framing = "ndjson" if first in (b"{", b"[") else "sse"
         return records_from_bytes(log.frames(), framing)
 

@@ -5,9 +5,10 @@
 
 ``t`` is seconds since the request was sent; ``event`` the SSE event name (``"message"``
 by default; NDJSON lines are ``"message"`` too) or ``null`` for a block that dispatched no
-event (a comment, a stray blank line); ``data`` the event's data (``null`` likewise);
-``comments`` only when the block had some; ``incomplete: true`` only for a block the stream
-ended inside of. The frames are exactly the Frames table's rows.
+event (a comment, a run of stray blank lines — one frame however long); ``data`` the
+event's data (``null`` likewise); ``comments`` only when the block had some;
+``incomplete: true`` only for a block the stream ended inside of. The frames are exactly the
+Frames table's rows.
 
 Frames come from a capture (:func:`capture_frames`: the capture is replayed through the
 pipeline) or from each frame's exact bytes (:func:`records_from_bytes`: what the Frames

@@ -32,13 +32,16 @@ from streamscope.core.wire.summary import quote, summarize_events
 __all__ = ["FrameLog", "block_label"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+# A frame of nothing but blank lines (a run of them is one frame; the BOM may lead the first).
+_BLANK = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\x0b\x0c\r\n]*")
+_LABEL_BYTES = 4096
 
 
 def block_label(raw: bytes, framing: str | None = None) -> tuple[str, list[str]]:
     """A frame's label for the event column — the SSE ``event:`` name (``message`` when
     the block has data but no name), ``ndjson`` for an NDJSON line, ``comment`` for a block
-    of comments, ``""`` for a blank line — and its comments."""
-    text = raw[:4096].decode("utf-8", "replace").lstrip("\ufeff")
+    of comments, ``""`` for blank lines — and its comments (from its first 4 KiB)."""
+    text = raw[:_LABEL_BYTES].decode("utf-8", "replace").lstrip("\ufeff")
     if framing == "ndjson" or text.lstrip()[:1] in ("{", "["):
         return ("ndjson" if text.strip() else ""), []
     event: str | None = None
@@ -162,11 +165,24 @@ class FrameLog:
 
     # -- one frame --------------------------------------------------------------------------
 
-    def frame_bytes(self, row: int) -> bytes:
-        """The exact bytes of frame ``row``."""
+    def frame_bytes(self, row: int, limit: int | None = None) -> bytes:
+        """The exact bytes of frame ``row`` (its first ``limit`` bytes, if given)."""
         buf = self.side if self.flags[row] & FLAG_DETACHED else self.stream
         start = self.offsets[row]
-        return bytes(buf[start : start + self.lengths[row]])
+        length = self.lengths[row] if limit is None else min(limit, self.lengths[row])
+        return bytes(buf[start : start + length])
+
+    def blank_lines(self, row: int) -> int:
+        """How many blank lines frame ``row`` is when it is nothing but blank lines (a run of
+        them is one frame), else ``0``.  Counted in place: a run may be megabytes."""
+        buf = self.side if self.flags[row] & FLAG_DETACHED else self.stream
+        start = self.offsets[row]
+        end = start + self.lengths[row]
+        if end == start or _BLANK.fullmatch(buf, start, end) is None:
+            return 0
+        count = buf.count
+        lines = count(b"\n", start, end) + count(b"\r", start, end) - count(b"\r\n", start, end)
+        return lines if buf[end - 1] in b"\r\n" else lines + 1  # (+ a last one, unterminated)
 
     def stream_offset(self, row: int) -> int | None:
         """Frame ``row``'s offset in the received stream (``None`` if not from the reads)."""
@@ -207,7 +223,7 @@ class FrameLog:
 
     def label(self, row: int) -> str:
         """The event column: the SSE event name, ``comment``, ``ndjson`` …"""
-        return block_label(self.frame_bytes(row), self.framing)[0]
+        return block_label(self.frame_bytes(row, _LABEL_BYTES), self.framing)[0]
 
     def summary(self, row: int) -> str:
         """One line: what the frame's events say (by the dialect), or what the frame is."""
@@ -216,13 +232,13 @@ class FrameLog:
             text = get_dialect(self.dialect).summarize(events)
         elif events:
             text = summarize_events(events)
+        elif blank := self.blank_lines(row):
+            text = "(blank line)" if blank == 1 else f"(blank lines ×{blank})"
         else:
             raw = self.frame_bytes(row)
             _label, comments = block_label(raw, self.framing)
             if comments:
                 text = "; ".join(f": {c}" if c else ":" for c in comments)
-            elif not raw.strip(b"\r\n\xef\xbb\xbf \t"):
-                text = "(blank line)"
             elif self.flags[row] & FLAG_INCOMPLETE:  # (the bytes say what it was becoming)
                 text = quote(raw.decode("utf-8", "replace").strip())
             else:

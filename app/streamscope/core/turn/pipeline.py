@@ -152,7 +152,7 @@ class StreamPipeline:
         if len(self._head) < BODY_KEPT:
             self._head += data[: BODY_KEPT - len(self._head)]
         if not self.keep_frames:
-            self._tail = (self._tail + data)[-4:]
+            self._tail = (self._tail + data[-4:])[-4:]  # (not a copy of a big read)
         decoder = self._decoder
         if decoder is None:
             self._sniff += data

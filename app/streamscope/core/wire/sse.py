@@ -6,8 +6,9 @@ from the same parser, and a decoder instance is used for exactly one of them:
 * ``feed(chunk)`` / ``close()`` return :class:`SSEEvent` values — the event path the app and
   outside tools rely on;
 * ``feed_frames(chunk)`` / ``close_frames()`` return :class:`RawFrame` values — one per block
-  (the bytes up to and including a blank line) with its exact bytes, stream offset, comments and
-  the event it dispatched, for the inspector.
+  (the bytes up to and including a blank line; a run of stray blank lines, however long, is one
+  block) with its exact bytes, stream offset, comments and the event it dispatched, for the
+  inspector.
 
 Calling a method of the other mode raises :class:`RuntimeError`, as does feeding after
 ``close()``.  Any chunking of the byte stream gives the same events (and the same frames).
@@ -114,7 +115,8 @@ class SSEDecoder:
         """Decode the next piece of the stream; returns the blocks it completed.
 
         A block that ends in a lone CR is held until the next byte (or ``close_frames()``)
-        shows whether an LF follows, so that the LF lands in the same frame.
+        shows whether an LF follows, so that the LF lands in the same frame; a run of stray
+        blank lines until a byte other than CR or LF (or ``close_frames()``) ends it.
         """
         if self._mode != _FRAMES:
             self._enter(_FRAMES)
@@ -127,7 +129,8 @@ class SSEDecoder:
         return frames
 
     def close_frames(self) -> list[RawFrame]:
-        """End of stream: any held block, then the unterminated tail as one incomplete frame."""
+        """End of stream: any held block (or run of blank lines), then the unterminated tail
+        as one incomplete frame."""
         if self._mode == _EVENTS:
             raise RuntimeError("this SSEDecoder is in events mode; use close()")
         if self._mode != _FRAMES:

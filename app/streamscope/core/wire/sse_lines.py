@@ -5,6 +5,12 @@ LF starting the next are one line end), the one BOM at the very start, and the l
 over it sets ``too_long`` and drops what is held; the decoder raises).  Knows nothing of fields:
 :class:`LineCutter` hands on complete lines, decoded; :class:`BlockCutter` complete blocks, as
 bytes.
+
+Runs of blank lines cost a few steps, not one a line.  A blank line after a blank line does
+nothing (it dispatches nothing and resets what is already reset), so :class:`LineCutter` shortens
+the runs it meets to one blank line; :class:`BlockCutter` cuts a run of stray blank lines (blank
+lines where a block starts) as one block.  4 MB of LF or 20 MB of bare CR decode at least at the
+normal rate, into one frame, not millions.
 """
 
 from __future__ import annotations
@@ -19,6 +25,18 @@ _BOM: Final = b"\xef\xbb\xbf"
 # atomic groups stop "\r\n" from being read as "\r" then "\n" (two line ends).
 _BLANK_LINE: Final = re.compile(rb"(?>\r\n|\r|\n)(?>\r\n|\r|\n)")
 _LINE_END: Final = re.compile(rb"\r\n|\r|\n")
+# Line-end bytes from a position on: where a run of blank lines ends (the one C loop of re for a
+# repeated character set, about 2 ns a byte; a search for the first other byte takes 3x that).
+_EOL_RUN: Final = re.compile(rb"[\r\n]*")
+# LineCutter: three or more line ends in a row (a line end, then two or more blank lines) do what
+# two do, so a run of them becomes two.  Once CRLF is LF, every CR or LF is one line end.
+_LF_RUN: Final = re.compile(rb"\n\n\n+")
+_LF_RUN_TEXT: Final = re.compile("\n\n\n+")
+_EOL_RUN_3: Final = re.compile(rb"[\r\n]{3,}")
+# LineCutter: a chunk this long is searched for runs of blank lines before it is split (a shorter
+# one after, only when it has many short lines): 20 MB of LF in one read would otherwise be split
+# into 20 million lines first.
+_BIG_CHUNK: Final = 1 << 16
 
 
 class LineCutter:
@@ -52,7 +70,18 @@ class LineCutter:
         if b"\r" in chunk:
             # Line ends only matter as boundaries here, so normalise them to LF.
             self._cr = chunk[-1] == 13
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if b"\n" in chunk:  # (a search for CRLF in millions of CRs is slow: skipped)
+                chunk = chunk.replace(b"\r\n", b"\n")
+            if b"\r" in chunk:
+                if b"\r\r\r" in chunk:
+                    # Runs of bare CRs: shortened first, as replacing millions of CRs one by one
+                    # costs more than all the rest.
+                    chunk = _EOL_RUN_3.sub(b"\n\n", chunk)
+                chunk = chunk.replace(b"\r", b"\n")
+        if chunk[:3] == b"\n\n\n" or (len(chunk) > _BIG_CHUNK and b"\n\n\n" in chunk):
+            # Runs of blank lines, met before the split (see _BIG_CHUNK; a chunk inside a run
+            # starts with one).
+            chunk = _LF_RUN.sub(b"\n\n", chunk)
         nl = chunk.rfind(b"\n")
         if nl < 0:
             if chunk:
@@ -79,7 +108,14 @@ class LineCutter:
         if rest:
             self._pending.append(chunk[nl + 1 :])
             self._pending_len = rest
-        return chunk[:nl].decode("utf-8", "replace").split("\n")
+        text = chunk[:nl].decode("utf-8", "replace")
+        lines = text.split("\n")
+        if len(lines) > (nl >> 3) + 16 and "\n\n\n" in text:
+            # Many short lines, some of them runs of blank lines: shortened, so that a run costs
+            # a few steps in the field interpreter, not one a line.  (A line count is free; a
+            # search of every chunk for the runs would cost bench_sse.py's feed 20 %.)
+            lines = _LF_RUN_TEXT.sub("\n\n", text).split("\n")
+        return lines
 
     def close(self) -> None:
         """End of stream: the unfinished line is dropped."""
@@ -118,32 +154,50 @@ class LineCutter:
 
 class BlockCutter:
     """Frames mode: the complete blocks of the stream (every line up to and including a blank
-    line), exact bytes.
+    line), exact bytes.  A run of stray blank lines (blank lines where a block starts: after a
+    block, or at the stream start) is one block: all of its line ends, up to where the next
+    non-blank line starts.
 
     Holds the unfinished block.  A block ending in a lone CR is held until the next byte (or
-    :meth:`close`) shows whether an LF follows, so that the LF lands in the same block.
+    :meth:`close`) shows whether an LF follows, so that the LF lands in the same block.  A run of
+    blank lines is held until a byte other than CR or LF (or :meth:`close`) shows that it ended;
+    while it is held, each chunk costs one scan of its own bytes (they are kept, not joined).
     """
 
-    __slots__ = ("_first", "_line_len", "_max", "_pending", "bom", "offset", "plain", "too_long")
+    __slots__ = (
+        "_first",
+        "_line_len",
+        "_max",
+        "_pending",
+        "_run",
+        "bom",
+        "offset",
+        "plain",
+        "too_long",
+    )
 
     def __init__(self, max_line_bytes: int) -> None:
         self._max = max_line_bytes
         self._pending: list[bytes] = []  # the unfinished block
         self._line_len = 0  # length of the unfinished last line in _pending
+        self._run = False  # _pending is a run of blank lines (after the BOM, if any)
         self._first = True  # the stream start (and its BOM) has not been handled yet
         self.offset = 0
         """Stream offset of the first byte not cut off yet."""
         self.bom = 0
         """BOM bytes (part of no line) leading the first block of the last cut: 3 or 0."""
         self.plain = False
-        """The blocks of the last cut hold no CR and no BOM: each is LF or ends with LF LF."""
+        """The blocks of the last cut hold no CR and no BOM: each is LFs only (a run of blank
+        lines) or ends with LF LF."""
         self.too_long = False
         """A line passed the cap: what :meth:`cut` returned is all there will be."""
 
     def cut(self, chunk: bytes, final: bool = False) -> list[bytes]:
         """The blocks ``chunk`` completes; ``final`` (the end of the stream) also releases a
-        block held for its lone CR.  At a line over the cap: the blocks before it, and
-        ``too_long`` set."""
+        block held for its lone CR, or a run of blank lines.  At a line over the cap: the blocks
+        before it, and ``too_long`` set."""
+        if self._run:
+            return self._cut_run(chunk, final)
         buf = chunk
         pending = self._pending
         if pending:
@@ -152,7 +206,7 @@ class BlockCutter:
                 chunk
                 and self._line_len + len(chunk) <= self._max
                 and (not self._first or len(pending[0]) > 3)  # past a possible BOM
-                and last != 13
+                and (last != 13 or (chunk[0] != 13 and _ends_a_line(pending)))
                 and not (last == 10 and chunk[0] in b"\r\n")
                 and b"\n\n" not in chunk
                 and b"\r\r" not in chunk
@@ -161,7 +215,9 @@ class BlockCutter:
                 # Shortcut: no blank line can end in this chunk and no line can pass the cap, so
                 # keep the chunk without joining and rescanning what is held.  This keeps a long
                 # block arriving in small reads linear (a 0.9 MB block in 1 KiB reads: 0.015 s
-                # instead of 0.5 s); bench_sse.py's short blocks never take it.
+                # instead of 0.5 s), also when the reads end in the CR of its lines (a 0.8 MB
+                # block of CR lines in 1 KiB reads: 9 s before); bench_sse.py's short blocks
+                # never take it.
                 pending.append(chunk)
                 end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
                 self._line_len = self._line_len + len(chunk) if end < 0 else len(chunk) - end - 1
@@ -180,7 +236,7 @@ class BlockCutter:
         self.bom = 0
         self.plain = not self._first and b"\r" not in buf
         if self.plain:
-            pos = _cut_lf_blocks(buf, limit, blocks)
+            pos = _cut_lf_blocks(buf, limit, final, blocks)
         else:
             pos = self._cut_blocks(buf, limit, final, blocks)
         rest = buf[pos:] if pos else buf
@@ -190,6 +246,12 @@ class BlockCutter:
         if too_long is not None or self._line_len > self._max:
             self.too_long = True
             self._pending = []
+        elif rest:
+            # What is held starts a block: when that is a blank line, it is a run going on.
+            first = rest[0]
+            if self._first and rest[:3] == _BOM:
+                first = rest[3] if len(rest) > 3 else 0
+            self._run = first == 10 or first == 13
         return blocks
 
     def close(self) -> tuple[list[bytes], bytes]:
@@ -198,6 +260,31 @@ class BlockCutter:
         tail = b"".join(self._pending)
         self._pending = []
         return blocks, tail
+
+    def _cut_run(self, chunk: bytes, final: bool) -> list[bytes]:
+        """:meth:`cut` while a run of blank lines is held: it goes on through the line ends
+        that start ``chunk``; where something else starts (or at ``final``) it is one block,
+        and the rest of ``chunk`` is cut as usual."""
+        rest = chunk.lstrip(b"\r\n")  # (b"" when the run goes on through the whole chunk)
+        pending = self._pending
+        if not rest and not final:
+            if chunk:
+                pending.append(chunk)
+            return []
+        ends = len(chunk) - len(rest)
+        if ends:
+            pending.append(chunk[:ends] if rest else chunk)
+        block = pending[0] if len(pending) == 1 else b"".join(pending)
+        self._pending = []
+        self._line_len = 0
+        self._run = False
+        bom = 3 if self._first and block[:3] == _BOM else 0
+        self._first = False
+        self.offset += len(block)
+        more = self.cut(rest, final) if rest else []
+        self.plain = (not more or self.plain) and not bom and b"\r" not in block
+        self.bom = bom
+        return [block, *more]
 
     def _cut_blocks(self, buf: bytes, limit: int, final: bool, blocks: list[bytes]) -> int:
         """Cut the complete blocks of ``buf[:limit]`` into ``blocks``, whatever the line ends
@@ -214,10 +301,10 @@ class BlockCutter:
                 if scan >= limit:
                     break
             c = buf[scan]
-            if c == 10:
-                end = scan + 1
-            elif c == 13:
-                end = scan + 2 if buf[scan + 1 : scan + 2] == b"\n" else scan + 1
+            if c == 10 or c == 13:  # stray blank lines: the run of them is one block
+                end = _eol_run_end(buf, scan)
+                if end == len(buf) and not final:
+                    break  # (held: the run may go on)
             elif has_cr:
                 m = _BLANK_LINE.search(buf, scan, limit)
                 if m is None:
@@ -236,7 +323,7 @@ class BlockCutter:
         return pos
 
 
-def _cut_lf_blocks(buf: bytes, limit: int, blocks: list[bytes]) -> int:
+def _cut_lf_blocks(buf: bytes, limit: int, final: bool, blocks: list[bytes]) -> int:
     """:meth:`BlockCutter._cut_blocks` for a buffer without CR, past the stream start.
 
     Fast path: a one-line block (the common case) costs one memchr for its LF, where the
@@ -247,8 +334,10 @@ def _cut_lf_blocks(buf: bytes, limit: int, blocks: list[bytes]) -> int:
     append = blocks.append
     pos = 0
     while pos < limit:
-        if buf[pos] == 10:  # a stray blank line
-            end = pos + 1
+        if buf[pos] == 10:  # stray blank lines: the run of them is one block
+            end = _eol_run_end(buf, pos)
+            if end == len(buf) and not final:
+                break  # (held: the run may go on)
         else:
             k = find(b"\n", pos, limit)
             if k < 0 or k + 1 >= limit:
@@ -265,15 +354,40 @@ def _cut_lf_blocks(buf: bytes, limit: int, blocks: list[bytes]) -> int:
     return pos
 
 
+def _ends_a_line(pending: list[bytes]) -> bool:
+    """The CR that ends ``pending`` ends a line that is not blank (so, whether an LF follows
+    or not, it ends no block)."""
+    last = pending[-1]
+    before = last[-2] if len(last) > 1 else pending[-2][-1] if len(pending) > 1 else 10
+    return before != 10 and before != 13
+
+
+def _eol_run_end(buf: bytes, pos: int) -> int:
+    """Where the CR and LF bytes from ``pos`` on end: a run of blank lines, when ``pos`` starts
+    a block."""
+    m = _EOL_RUN.match(buf, pos)
+    return m.end() if m else pos
+
+
 def _first_long_line(buf: bytes, cap: int) -> int | None:
-    """Start offset of the first line of ``buf`` longer than ``cap`` bytes, if any."""
-    lines = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    if max(map(len, lines)) <= cap:
-        return None
-    index = next(i for i, line in enumerate(lines) if len(line) > cap)
-    start = 0
-    for count, match in enumerate(_LINE_END.finditer(buf)):
-        if count == index:
-            break
-        start = match.end()
-    return start
+    """Start offset of the first line of ``buf`` longer than ``cap`` bytes, if any.
+
+    Any ``cap + 1`` bytes in a row hold one offset that is a multiple of ``cap + 1``, so only
+    the lines around those offsets need measuring: a few steps a buffer (searches bounded by the
+    cap), not a list of all its lines (20 MB of line ends made 20 million).
+    """
+    step = cap + 1
+    n = len(buf)
+    find = buf.find
+    rfind = buf.rfind
+    for probe in range(0, n, step):
+        if buf[probe] in b"\r\n":
+            continue
+        low = max(0, probe - cap)
+        start = max(rfind(b"\n", low, probe), rfind(b"\r", low, probe)) + 1
+        if not start and low:
+            start = max(rfind(b"\n", 0, low), rfind(b"\r", 0, low)) + 1  # a long line
+        stop = start + step
+        if stop <= n and find(b"\n", start, stop) < 0 and find(b"\r", start, stop) < 0:
+            return start
+    return None
