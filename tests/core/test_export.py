@@ -11,6 +11,7 @@ from streamscope.cli import main
 from streamscope.core.store.database import Store
 from streamscope.core.store.export import conversation_to_json, conversation_to_markdown
 from streamscope.core.store.history import ToolResult
+from streamscope.core.store.session import ChatSession
 from streamscope.core.turn.model import ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolDefinition
@@ -98,6 +99,36 @@ def test_markdown_export_reads_like_the_chat() -> None:
     assert "Cold: 3 °C." in md
     assert "It is 3 °C" not in md  # the alternative not chosen
     assert "1 other alternative(s) not shown" in md
+
+
+def _edited(store: Store) -> int:
+    """hello → hi; the prompt edited (hello there → hi there), then paged back to it."""
+    session = ChatSession(store)
+    session.user_sent("hello", endpoint_name="e", model="m")
+    session.answer_started(alternative=False)
+    session.answer_finished(Turn(text="hi", outcome=Outcome.COMPLETED))
+    session.edit_last()
+    session.user_sent("hello there", endpoint_name="e", model="m")
+    session.answer_started(alternative=False)
+    session.answer_finished(Turn(text="hi there", outcome=Outcome.COMPLETED))
+    assert session.conversation_id is not None
+    return session.conversation_id
+
+
+def test_exports_keep_every_branch_and_show_the_chosen_path() -> None:
+    with Store() as store:
+        conv = store.load_conversation(_edited(store), limit=None)
+    data = conversation_to_json(conv)
+    assert [(m["seq"], m["text"], m["after"], m["chosen"]) for m in data["messages"]] == [
+        (0, "hello", None, False),
+        (1, "hi", 0, True),
+        (2, "hello there", None, True),  # the edit: beside the first prompt
+        (3, "hi there", 2, True),
+    ]
+    md = conversation_to_markdown(conv)
+    assert "## You\n\n_(edited; 1 other version(s) not shown)_\n\nhello there\n" in md
+    assert "hi there" in md
+    assert "\nhello\n" not in md and "\nhi\n" not in md  # the other branch
 
 
 def test_cli_export_defaults_to_the_last_conversation_as_markdown(

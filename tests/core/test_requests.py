@@ -204,8 +204,9 @@ def test_gemini_request() -> None:
 
 
 def test_gemini_plain_text_tool_result_is_wrapped() -> None:
-    conv = Conversation([Message("tool", "sunny", tool_call_id="x", name="get_weather")])
-    part = _build("gemini", conv).json["contents"][0]["parts"][0]
+    call = Message("assistant", tool_calls=(ToolCall("x", "get_weather", "{}"),))
+    conv = Conversation([call, Message("tool", "sunny", tool_call_id="x", name="get_weather")])
+    part = _build("gemini", conv).json["contents"][1]["parts"][0]
     assert part == {"functionResponse": {"name": "get_weather", "response": {"result": "sunny"}}}
 
 
@@ -234,6 +235,7 @@ def test_responses_request() -> None:
                 "name": "get_weather",
                 "description": "Current weather for a city",
                 "parameters": dict(WEATHER.parameters),
+                "strict": False,
             }
         ],
         "temperature": 0.2,

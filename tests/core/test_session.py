@@ -309,29 +309,134 @@ def test_a_conversation_opens_with_its_latest_messages(store: Store) -> None:
     assert [m.text for m in reopened.loaded_messages] == ["q1", "q2"]
 
 
-def test_editing_the_last_message_takes_it_and_its_answer_back(store: Store) -> None:
+def _exchange(session: ChatSession, prompt: str, *answers: str) -> None:
+    session.user_sent(prompt, endpoint_name="e", model="m")
+    for n, text in enumerate(answers):
+        session.answer_started(alternative=n > 0)
+        session.answer_finished(Turn(text=text, outcome=Outcome.COMPLETED))
+
+
+def _rows(store: Store, session: ChatSession) -> list[tuple[str, int | None, bool]]:
+    """(text, parent's text index, chosen) of every saved message, in order."""
+    rows = store.load_conversation(session.conversation_id or 0, limit=None).messages
+    index = {m.id: n for n, m in enumerate(rows)}
+    return [(m.text, index.get(m.parent_id or -1), m.chosen) for m in rows]
+
+
+def test_editing_the_last_message_saves_nothing_until_it_is_sent(store: Store) -> None:
     session = ChatSession(store)
-    session.user_sent("first", endpoint_name="e", model="m")
-    session.answer_started(alternative=False)
-    session.answer_finished(Turn(text="a1", outcome=Outcome.COMPLETED))
-    session.user_sent("second", endpoint_name="e", model="m")
-    session.answer_started(alternative=False)
-    session.answer_finished(Turn(text="a2", outcome=Outcome.COMPLETED))
+    _exchange(session, "first", "a1")
+    _exchange(session, "second", "a2", "a2 again")
+    before = _rows(store, session)
+    assert before == [
+        ("first", None, True),
+        ("a1", 0, True),
+        ("second", 1, True),
+        ("a2", 2, False),
+        ("a2 again", 2, True),
+    ]
     assert session.edit_last() == "second"
-    assert [m.text for m in store.load_messages(session.conversation_id or 0)] == ["first", "a1"]
-    # the next answer is a new step, not an alternative of the removed one
-    session.user_sent("second, edited", endpoint_name="e", model="m")
-    session.answer_started(alternative=False)
-    session.answer_finished(Turn(text="a2'", outcome=Outcome.COMPLETED))
+    assert _rows(store, session) == before  # the database is untouched while editing
+    session.cancel_edit()
+    assert _rows(store, session) == before
+    assert [m.text for m in session.history.messages()] == ["first", "a1", "second", "a2 again"]
+    # leaving mid-edit (another conversation, a crash, quitting) loses nothing
+    assert session.edit_last() == "second"
+    reopened = ChatSession.open(store, session.conversation_id or 0)
+    assert not reopened.history.editing
+    assert [m.text for m in reopened.history.messages()] == ["first", "a1", "second", "a2 again"]
+    assert reopened.history.alternatives() == (1, 2)
+
+
+def test_a_sent_edit_branches_beside_the_prompt_it_edits(store: Store) -> None:
+    session = ChatSession(store)
+    _exchange(session, "first", "a1")
+    _exchange(session, "second", "a2", "a2 again")
+    session.edit_last()
+    _exchange(session, "second, edited", "b1")
+    assert _rows(store, session) == [
+        ("first", None, True),
+        ("a1", 0, True),
+        ("second", 1, False),  # the earlier version and its answers stay, not shown
+        ("a2", 2, False),
+        ("a2 again", 2, True),
+        ("second, edited", 1, True),  # beside it: after the same answer
+        ("b1", 5, True),
+    ]
+    assert [m.text for m in session.history.messages()] == ["first", "a1", "second, edited", "b1"]
+    # the new answer's alternatives are its own
+    session.answer_started(alternative=True)
+    session.answer_finished(Turn(text="b2", outcome=Outcome.COMPLETED))
     rows = store.load_conversation(session.conversation_id or 0).messages
-    turns = [m for m in rows if m.turn]
-    assert [m.text for m in turns] == ["a1", "a2'"]
-    assert turns[0].turn is not None and turns[1].turn is not None
-    assert turns[0].turn.alt_group != turns[1].turn.alt_group
-    session.answer_started(alternative=True)  # regenerating the edited answer
-    session.answer_finished(Turn(text="a2''", outcome=Outcome.COMPLETED))
-    rows = store.load_conversation(session.conversation_id or 0).messages
-    assert [m.turn.alt_group for m in rows if m.turn][1:] == [turns[1].id, turns[1].id]
+    b1, b2 = rows[-2], rows[-1]
+    assert b1.turn is not None and b2.turn is not None
+    assert b1.turn.alt_group == b2.turn.alt_group == b1.id
+    a2 = rows[3]
+    assert a2.turn is not None and a2.turn.alt_group == a2.id  # (a2's group is untouched)
+    # it opens again as it was left; paging back to the first version is saved too
+    reopened = ChatSession.open(store, session.conversation_id or 0)
+    entries = reopened.history.path_entries()
+    assert [(e.kind, e.chosen, e.count) for e in entries] == [
+        ("user", 0, 1), ("answers", 0, 1), ("user", 1, 2), ("answers", 1, 2),
+    ]  # fmt: skip
+    reopened.choose_at(2, 0)
+    again = ChatSession.open(store, session.conversation_id or 0)
+    assert [m.text for m in again.history.messages()] == ["first", "a1", "second", "a2 again"]
+    # and going on from the first version continues its branch
+    again.user_sent("third", endpoint_name="e", model="m")
+    rows = store.load_conversation(session.conversation_id or 0, limit=None).messages
+    third = rows[-1]
+    assert third.text == "third" and third.parent_id == rows[4].id  # after "a2 again"
+
+
+def test_editing_the_first_message_branches_at_the_root(store: Store) -> None:
+    session = ChatSession(store)
+    _exchange(session, "hello", "hi")
+    session.edit_last()
+    _exchange(session, "hello there", "hi there")
+    assert _rows(store, session) == [
+        ("hello", None, False),
+        ("hi", 0, True),
+        ("hello there", None, True),
+        ("hi there", 2, True),
+    ]
+    reopened = ChatSession.open(store, session.conversation_id or 0)
+    assert [(e.kind, e.chosen, e.count) for e in reopened.history.path_entries()] == [
+        ("user", 1, 2), ("answers", 0, 1),
+    ]  # fmt: skip
+
+
+def test_a_long_conversation_opens_its_path_tail_with_the_branches_there(store: Store) -> None:
+    session = ChatSession(store)
+    for i in range(5):
+        _exchange(session, f"q{i}", f"a{i}")
+    session.edit_last()
+    _exchange(session, "q4, edited", "a4'")
+    reopened = ChatSession.open(store, session.conversation_id or 0, limit=3)
+    assert reopened.has_more is True
+    # the path's last 3 messages (a3, q4', a4') and the branch beside them (q4, a4)
+    assert sorted(m.text for m in reopened.loaded_messages) == [
+        "a3",
+        "a4",
+        "a4'",
+        "q4",
+        "q4, edited",
+    ]
+    assert [m.text for m in reopened.history.messages()] == ["a3", "q4, edited", "a4'"]
+    reopened.edit_last()  # an edit here still finds its parent (a3), which is loaded
+    reopened.user_sent("q4, third", endpoint_name="e", model="m")
+    rows = store.load_conversation(session.conversation_id or 0, limit=None).messages
+    assert rows[-1].parent_id == next(m.id for m in rows if m.text == "a3")
+    window = ChatSession.open(store, session.conversation_id or 0, limit=1)
+    # (the path's last message with its alternatives: the pager needs them)
+    assert [m.text for m in window.loaded_messages] == [
+        "q4", "a4", "q4, edited", "a4'", "q4, third",
+    ]  # fmt: skip
+    assert [m.text for m in window.history.messages()] == ["q4, third"]
+    window.edit_last()  # the first message of the window: its parent is not loaded
+    window.user_sent("q4, fourth", endpoint_name="e", model="m")
+    rows = store.load_conversation(session.conversation_id or 0, limit=None).messages
+    assert rows[-1].parent_id == next(m.id for m in rows if m.text == "a3")
 
 
 # -- the edges of the save clock and the alternatives --------------------------------------

@@ -23,6 +23,7 @@ from streamscope.core.store.database import (
 )
 from streamscope.core.store.history import ToolResult
 from streamscope.core.store.schema import SCHEMA_VERSION, SchemaTooNewError, schema_version
+from streamscope.core.store.session import ChatSession
 from streamscope.core.turn.model import Timings, ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolCall, ToolDefinition
@@ -185,8 +186,10 @@ def test_alternatives_are_kept_and_rebuild_the_chat_history(store: Store) -> Non
     assert history.alternatives() == (1, 3)
     assert [m.text for m in history.messages()] == ["Hi", "two"]
 
-    store.delete_messages_from(conv, 1)
-    assert [m.role for m in store.load_conversation(conv).messages] == ["user"]
+    user = msgs[0].id
+    assert [m.parent_id for m in msgs] == [None, user, user, user]  # alternatives: one parent
+    assert [m.chosen for m in msgs] == [True, False, True, False]
+    assert not hasattr(store, "delete_messages_from")  # nothing takes messages away
 
 
 def test_recover_interrupted_marks_streaming_turns_truncated_with_their_text(
@@ -302,7 +305,209 @@ def test_a_version_1_database_migrates_and_keeps_its_data(tmp_path: Path) -> Non
         store.restore(1)
     with Store(path) as again:  # reopening does not migrate twice
         assert schema_version(again._db) == SCHEMA_VERSION
-        assert len(again.load_conversation(1).messages) == 3
+        messages = again.load_conversation(1).messages
+        assert [(m.id, m.parent_id, m.chosen) for m in messages] == [
+            (1, None, True), (2, 1, True), (3, 2, True),
+        ]  # fmt: skip
+        versions = [r[0] for r in again._db.execute("SELECT version FROM schema_version")]
+        assert versions == [1, 2, 3]
+
+
+V2_PROFILE = Path(__file__).parent / "fixtures" / "store" / "v2-profile.db"
+"""A profile database the schema-2 store wrote (tests/core/fixtures/store): conversation 1
+regenerated its first answer twice and chose the middle one, then went on; 2 answered two
+tool calls; 3 left them unanswered and went on; 4 was killed mid-stream; 5 is deleted."""
+
+
+def test_a_version_2_profile_opens_as_a_tree_with_nothing_lost(tmp_path: Path) -> None:
+    path = tmp_path / "streamscope.db"
+    path.write_bytes(V2_PROFILE.read_bytes())
+    with Store(path) as store:
+        assert schema_version(store._db) == SCHEMA_VERSION == 3
+        assert [c.title for c in store.list_conversations()] == [
+            "Killed", "Unanswered", "Tools", "Regenerated",
+        ]  # fmt: skip
+        regenerated = store.load_conversation(1, limit=None).messages
+        assert [(m.id, m.parent_id, m.chosen, m.text) for m in regenerated] == [
+            (1, None, True, "What is SSE?"),
+            (2, 1, False, "answer one"),
+            (3, 1, True, "answer two"),
+            (4, 1, False, "answer three"),
+            (5, 3, True, "And NDJSON?"),  # after the chosen alternative
+            (6, 5, True, "NDJSON is lines"),
+        ]
+        assert [m.turn.alt_group for m in regenerated if m.turn] == [2, 2, 2, 6]
+        assert store.path_ids(1) == [1, 3, 5, 6]
+        tools = store.load_conversation(2, limit=None).messages
+        assert [(m.id, m.parent_id) for m in tools] == [
+            (7, None), (8, 7), (9, 8), (10, 9), (11, 10),
+        ]  # fmt: skip
+        assert store.path_ids(3) == [12, 13, 14, 15]
+        assert store.recover_interrupted() == [17]
+        assert store.load_conversation(4).messages[1].text == "partial ans"
+        with pytest.raises(KeyError):
+            store.load_conversation(5)  # still deleted, still restorable
+        store.restore(5)
+        assert [m.text for m in store.load_conversation(5).messages] == ["bye"]
+
+        session = ChatSession.open(store, 1)
+        assert [m.text for m in session.history.messages()] == [
+            "What is SSE?", "answer two", "And NDJSON?", "NDJSON is lines",
+        ]  # fmt: skip
+        session.choose_at(1, 2)  # page the old regenerated answers: the branch follows
+        assert [m.text for m in session.history.messages()] == ["What is SSE?", "answer three"]
+        session.choose_at(1, 1)
+        assert session.edit_last() == "And NDJSON?"  # edit and branch on migrated rows
+        session.user_sent("And JSON lines?", endpoint_name="e", model="m")
+        rows = store.load_conversation(1, limit=None).messages
+        assert (rows[-1].text, rows[-1].parent_id, rows[-1].chosen) == ("And JSON lines?", 3, True)
+        assert [m.chosen for m in rows if m.id == 5] == [False]
+
+        unanswered = ChatSession.open(store, 3).history.path_entries()[1]
+        assert (unanswered.unanswered, unanswered.followed) == (2, True)
+    assert V2_PROFILE.read_bytes() != path.read_bytes()  # (the copy was migrated, not the file)
+
+
+V2_BY_HAND = """
+CREATE TABLE schema_version (version INTEGER NOT NULL, applied REAL);
+INSERT INTO schema_version VALUES (1, 0);
+INSERT INTO schema_version VALUES (2, 0);
+CREATE TABLE conversations (id INTEGER PRIMARY KEY, title TEXT NOT NULL DEFAULT '',
+    endpoint_name TEXT, model TEXT, created REAL NOT NULL, updated REAL NOT NULL);
+CREATE TABLE messages (id INTEGER PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL, role TEXT NOT NULL, text TEXT NOT NULL DEFAULT '',
+    reasoning TEXT NOT NULL DEFAULT '', reasoning_channel TEXT,
+    tool_calls TEXT NOT NULL DEFAULT '[]', tool_call_id TEXT, name TEXT,
+    created REAL NOT NULL, UNIQUE (conversation_id, seq));
+CREATE TABLE captures (id TEXT PRIMARY KEY, size INTEGER NOT NULL, path TEXT NOT NULL,
+    created REAL NOT NULL);
+CREATE TABLE turns (message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+    status TEXT NOT NULL CHECK (status IN ('streaming', 'done')), outcome TEXT,
+    reason TEXT NOT NULL DEFAULT '', finish_reason TEXT, usage TEXT, timings TEXT,
+    warnings TEXT NOT NULL DEFAULT '[]',
+    capture_id TEXT REFERENCES captures(id) ON DELETE SET NULL);
+ALTER TABLE conversations ADD COLUMN tools_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE conversations ADD COLUMN deleted_at REAL;
+ALTER TABLE turns ADD COLUMN alt_group INTEGER;
+ALTER TABLE turns ADD COLUMN chosen INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE turns ADD COLUMN input_tokens INTEGER;
+ALTER TABLE turns ADD COLUMN output_tokens INTEGER;
+ALTER TABLE turns ADD COLUMN http_status INTEGER;
+ALTER TABLE turns ADD COLUMN terminal_signal TEXT;
+ALTER TABLE turns ADD COLUMN bytes_received INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN events INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN malformed_frames INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX conversations_updated ON conversations (deleted_at, updated);
+CREATE INDEX turns_status ON turns (status);
+CREATE INDEX turns_capture ON turns (capture_id);
+INSERT INTO conversations VALUES (1, 'Regenerated', 'OpenAI', 'gpt-x', 100, 200, '[]', NULL);
+INSERT INTO conversations VALUES (2, 'Tools', 'OpenAI', 'gpt-x', 100, 190,
+    '[{"name": "f", "description": "", "parameters": {"type": "object"}}]', NULL);
+INSERT INTO conversations VALUES (3, 'Gone', NULL, NULL, 100, 180, '[]', 150);
+INSERT INTO messages VALUES (1, 1, 0, 'user', 'Q1', '', NULL, '[]', NULL, NULL, 100);
+INSERT INTO messages VALUES (2, 1, 1, 'assistant', 'first try', '', NULL, '[]', NULL, NULL, 101);
+INSERT INTO messages VALUES (3, 1, 2, 'assistant', 'second try', '', NULL, '[]', NULL, NULL, 102);
+INSERT INTO messages VALUES (4, 1, 3, 'user', 'Q2', '', NULL, '[]', NULL, NULL, 103);
+INSERT INTO messages VALUES (5, 1, 4, 'assistant', 'A2', '', NULL, '[]', NULL, NULL, 104);
+INSERT INTO turns (message_id, status, outcome, alt_group, chosen)
+    VALUES (2, 'done', 'completed', 2, 0);
+INSERT INTO turns (message_id, status, outcome, alt_group, chosen, input_tokens)
+    VALUES (3, 'done', 'completed', 2, 1, 7);
+INSERT INTO turns (message_id, status, outcome, alt_group, chosen)
+    VALUES (5, 'done', 'completed', 5, 1);
+INSERT INTO messages VALUES (6, 2, 0, 'user', 'run f', '', NULL, '[]', NULL, NULL, 110);
+INSERT INTO messages VALUES (7, 2, 1, 'assistant', '', '', NULL,
+    '[{"id": "c1", "name": "f", "arguments": "{}"}]', NULL, NULL, 111);
+INSERT INTO turns (message_id, status, outcome, finish_reason, alt_group, chosen)
+    VALUES (7, 'done', 'completed', 'tool_calls', 7, 1);
+INSERT INTO messages VALUES (8, 2, 2, 'tool', '{"ok": 1}', '', NULL, '[]', 'c1', 'f', 112);
+INSERT INTO messages VALUES (9, 2, 3, 'assistant', 'f said ok', '', NULL, '[]', NULL, NULL, 113);
+INSERT INTO turns (message_id, status, outcome, alt_group, chosen)
+    VALUES (9, 'done', 'completed', 9, 1);
+INSERT INTO messages VALUES (10, 3, 0, 'user', 'bye', '', NULL, '[]', NULL, NULL, 120);
+"""
+"""The schema-2 DDL as the v2 store wrote it (v1's tables, then v2's migration), and rows:
+1 regenerated its first answer and chose the second try; 2 ran a tool; 3 is deleted."""
+
+
+def _write(path: Path, script: str) -> None:
+    db = sqlite3.connect(path)
+    db.executescript(script)
+    db.commit()
+    db.close()
+
+
+def _rows(store: Store, conv_id: int) -> list[tuple[int, int | None, bool, str, str]]:
+    return [
+        (m.id, m.parent_id, m.chosen, m.role, m.text)
+        for m in store.load_conversation(conv_id, limit=None).messages
+    ]
+
+
+def test_a_version_2_database_built_by_hand_keeps_every_message(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    _write(path, V2_BY_HAND)
+    with Store(path) as store:
+        assert schema_version(store._db) == SCHEMA_VERSION == 3
+        assert [c.title for c in store.list_conversations()] == ["Regenerated", "Tools"]
+        assert _rows(store, 1) == [
+            (1, None, True, "user", "Q1"),
+            (2, 1, False, "assistant", "first try"),
+            (3, 1, True, "assistant", "second try"),
+            (4, 3, True, "user", "Q2"),  # after the chosen try
+            (5, 4, True, "assistant", "A2"),
+        ]
+        assert store.path_ids(1) == [1, 3, 4, 5]
+        second = store.load_conversation(1, limit=None).messages[2]
+        assert second.turn is not None and second.turn.input_tokens == 7
+        tools = store.load_conversation(2, limit=None)
+        assert [t.name for t in tools.tools] == ["f"]
+        assert _rows(store, 2) == [
+            (6, None, True, "user", "run f"),
+            (7, 6, True, "assistant", ""),
+            (8, 7, True, "tool", '{"ok": 1}'),
+            (9, 8, True, "assistant", "f said ok"),
+        ]
+        assert [c.id for c in tools.messages[1].tool_calls] == ["c1"]
+        assert tools.messages[2].tool_call_id == "c1"
+        with pytest.raises(KeyError):
+            store.load_conversation(3)
+        store.restore(3)
+        assert _rows(store, 3) == [(10, None, True, "user", "bye")]
+        assert store._db.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 10
+        indexes = {r[0] for r in store._db.execute("SELECT name FROM sqlite_master")}
+        assert {"messages_parent", "turns_alt_group", "turns_capture"} <= indexes
+
+
+def test_the_version_3_migration_is_additive_and_idempotent(tmp_path: Path) -> None:
+    """Run again over a database that already has its columns (as when another build's
+    migrations are numbered differently), it adds nothing and re-derives nothing: an edit's
+    branch (which the v2 list could not express) keeps its parent."""
+    path = tmp_path / "v2.db"
+    _write(path, V2_BY_HAND + "ALTER TABLE turns ADD COLUMN model TEXT;")  # (another v3's)
+    with Store(path) as store:
+        session = ChatSession.open(store, 1)
+        assert session.edit_last() == "Q2"
+        session.user_sent("Q2, edited", endpoint_name="e", model="m")
+        session.answer_started(alternative=False)
+        session.answer_finished(Turn(text="A2'", outcome=Outcome.COMPLETED))
+        before = _rows(store, 1)
+        assert before[3:] == [
+            (4, 3, False, "user", "Q2"),
+            (5, 4, True, "assistant", "A2"),
+            (11, 3, True, "user", "Q2, edited"),  # beside Q2, not after A2
+            (12, 11, True, "assistant", "A2'"),
+        ]
+        store._db.execute("DELETE FROM schema_version WHERE version = 3")
+    with Store(path) as again:  # the v3 step runs a second time
+        versions = [r[0] for r in again._db.execute("SELECT version FROM schema_version")]
+        assert versions == [1, 2, 3]
+        assert _rows(again, 1) == before
+        assert again.path_ids(1) == [1, 3, 11, 12]
+        columns = [r[1] for r in again._db.execute("PRAGMA table_info(messages)")]
+        assert columns[-2:] == ["chosen", "parent_id"]
+        assert [r[1] for r in again._db.execute("PRAGMA table_info(turns)")][-1] == "model"
 
 
 def test_a_newer_database_is_refused(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from streamscope.demo.ask import PARSERS, BadRequestError
+from streamscope.demo.history import history_problem
 from streamscope.demo.playback import DeliberateCutError, Playback, play
 from streamscope.demo.scenarios import (
     DIALECTS,
@@ -97,6 +98,9 @@ class DemoEndpoint:
             ask = PARSERS[dialect](body, model, stream)
         except BadRequestError as exc:
             return _error(dialect, 400, "invalid_request", str(exc))
+        problem = history_problem(dialect, body)
+        if problem is not None:  # (as the real provider would refuse it)
+            return _error(dialect, 400, "invalid_request", problem)
         scenario = SCENARIOS.get(ask.model)
         if scenario is None:
             names = ", ".join(SCENARIOS)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVB
 from streamscope.core.turn.liveness import Liveness
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
 from streamscope.core.turn.outcome import Outcome
+from streamscope.core.wire.conversation import Message, ToolCall, match_results
 from streamscope.ui import pacing
 from streamscope.ui.code_highlight import warm_up_highlighting
 from streamscope.ui.markdown import MarkdownWriter, split_markdown
@@ -56,6 +57,8 @@ class AssistantCard(CardFrame):
     """The final Markdown rendering finished (after :meth:`finish`)."""
     frameRequested = Signal(str)
     """A "malformed frame" warning was clicked: its reason (see :class:`WarningsBox`)."""
+    alternativeStepped = Signal(int)
+    """◀ (-1) or ▶ (+1) of the card's "answer n/m" pager was clicked."""
 
     def __init__(
         self,
@@ -92,6 +95,19 @@ class AssistantCard(CardFrame):
         self.status.setTextFormat(Qt.TextFormat.RichText)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.header.addWidget(self.status)
+        self.prev_alt = QToolButton(self)
+        self.prev_alt.setText("◀")
+        self.prev_alt.setToolTip("The previous answer to this message (Regenerate keeps each)")
+        self.alt_label = QLabel(self)
+        self.alt_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.next_alt = QToolButton(self)
+        self.next_alt.setText("▶")
+        self.next_alt.setToolTip("The next answer to this message")
+        for pager in (self.prev_alt, self.alt_label, self.next_alt):
+            self.header.addWidget(pager)
+            pager.hide()
+        self.prev_alt.clicked.connect(lambda: self.alternativeStepped.emit(-1))
+        self.next_alt.clicked.connect(lambda: self.alternativeStepped.emit(+1))
 
         self.reasoning_toggle = QToolButton(self)
         self.reasoning_toggle.setCheckable(True)
@@ -121,9 +137,14 @@ class AssistantCard(CardFrame):
         self.send_button = QPushButton("Send results", self._tools)
         self.send_button.setEnabled(False)
         self.send_button.clicked.connect(self._on_send_button_clicked)
+        self.unanswered_label = QLabel(self._tools)  # see show_unanswered
+        self.unanswered_label.setWordWrap(True)
+        amber = outcome_colour(Outcome.TRUNCATED, self.palette()).name()
+        self.unanswered_label.setStyleSheet(f"color: {amber}")
+        self.unanswered_label.hide()
         row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(self.send_button)
+        row.addWidget(self.unanswered_label, 1)
+        row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignRight)
         self._tools_layout.addLayout(row)
         self._tools.hide()
 
@@ -413,6 +434,47 @@ class AssistantCard(CardFrame):
         self.reasoning_pane.setVisible(checked)
         self._update_reasoning_label()
 
+    def set_alternatives(self, index: int, count: int) -> None:
+        """This card is answer ``index + 1`` of ``count`` to its message: ◀ n/m ▶ in the
+        header (hidden for one)."""
+        for pager in (self.prev_alt, self.alt_label, self.next_alt):
+            pager.setVisible(count > 1)
+        self.alt_label.setText(f"answer {index + 1}/{count}")
+        self.prev_alt.setEnabled(index > 0)
+        self.next_alt.setEnabled(index < count - 1)
+
+    def show_unanswered(self, count: int, *, skipped: bool) -> None:
+        """Say that ``count`` tool calls have no result: still waiting for one (a new
+        message would send them as "not run"), or ``skipped`` — the conversation went on
+        and they were sent as "not run" results (then they can no longer be answered)."""
+        calls = f"{count} tool call{'s' if count != 1 else ''} unanswered"
+        if skipped:
+            text = f"⚠ {calls}: sent as “not run” results when the conversation went on."
+        else:
+            text = (
+                f"⚠ {calls}: send results below, or a new message sends them as “not run”"
+                " results (providers refuse a history with unanswered calls)."
+            )
+        self.unanswered_label.setText(text)
+        self.unanswered_label.setVisible(count > 0)
+        if skipped and count:
+            self._close_results("Skipped")
+
+    def show_results(self, results: Sequence[Message]) -> None:
+        """Show the results the calls got (a saved conversation): in their boxes, sent."""
+        calls = [ToolCall(b.call.id, b.call.name or "", "") for b in self._boxes if b.call]
+        for box, result in zip(self._boxes, match_results(calls, results), strict=False):
+            if result is not None:
+                box.result.setPlainText(result.text)
+        if results:
+            self._close_results("Results sent")
+
+    def _close_results(self, label: str) -> None:
+        self.send_button.setEnabled(False)
+        self.send_button.setText(label)
+        for box in self._boxes:
+            box.result.setReadOnly(True)
+
     def _on_send_button_clicked(self) -> None:
         results: list[tuple[str, str, str]] = []
         for box in self._boxes:
@@ -423,7 +485,5 @@ class AssistantCard(CardFrame):
         for call_id, _name, text in results:
             self.toolResultSubmitted.emit(call_id, text)
         self.resultsSubmitted.emit(results)
-        self.send_button.setEnabled(False)
-        self.send_button.setText("Results sent")
-        for box in self._boxes:
-            box.result.setReadOnly(True)
+        self._close_results("Results sent")
+        self.unanswered_label.hide()

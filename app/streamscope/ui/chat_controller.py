@@ -4,26 +4,32 @@ chat view, the inspector and the status bar.
 The controller holds the current conversation (:class:`~streamscope.core.store.history.ChatHistory`)
 and never blocks the event loop: starting the demo server, reading the keyring and the turn
 itself all happen in tasks it owns and cancels.
+
+No click removes history. Edit last only marks the last message (the composer holds its
+text): sending the edited text adds it as a new version beside the original — whose answers
+stay, one ◀ ▶ away on the message — and cancelling changes nothing. Tool calls left
+unanswered when the conversation goes on are said so on their card (the request answers them
+"not run": see :func:`~streamscope.core.wire.conversation.settle_tool_calls`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
-from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from streamscope.core.net.endpoints import Endpoint
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
-from streamscope.core.store.history import ChatHistory, ToolResult
+from streamscope.core.store.history import ChatHistory, PathEntry, ToolResult
 from streamscope.core.store.session import ChatSession
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolDefinition
-from streamscope.ui.chat_view import AssistantCard, ChatView
+from streamscope.ui.chat_view import AssistantCard, ChatView, UserCard
 from streamscope.ui.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
 from streamscope.ui.liveness_ticker import LivenessTicker
@@ -60,6 +66,9 @@ class ChatController(QObject):
 
     busyChanged = Signal(bool)
     historyChanged = Signal()
+    editingChanged = Signal(bool)
+    """The last message started (``True``) or stopped being edited (sent, cancelled, or
+    another conversation opened)."""
 
     def __init__(
         self,
@@ -89,6 +98,7 @@ class ChatController(QObject):
         self.runner.captures = captures
         self.session = ChatSession()
         self._card: AssistantCard | None = None
+        self._editing_card: UserCard | None = None
         self._prepare: asyncio.Task[None] | None = None
         self.answer_cards: list[AssistantCard] = []
         self.last_capture: Capture | None = None
@@ -112,46 +122,125 @@ class ChatController(QObject):
         return self.runner.running or (self._prepare is not None and not self._prepare.done())
 
     def send(self, text: str) -> None:
-        """Send a new user message."""
+        """Send a new user message (while editing: the edited last message, as its new
+        version)."""
         if self.busy:
             return
         endpoint = self._endpoint()
-        self.session.user_sent(text, endpoint_name=endpoint.name, model=endpoint.model)
-        self.chat.add_user_message(text)
+        self._add_user_message(text, endpoint_name=endpoint.name, model=endpoint.model)
         self._start_turn()
+
+    def _add_user_message(self, text: str, *, endpoint_name: str, model: str) -> None:
+        editing = self.history.editing
+        skipped = self.history.unanswered()
+        chosen, count = self.history.alternatives()
+        self.session.user_sent(text, endpoint_name=endpoint_name, model=model)
+        if editing:
+            self._end_edit()
+            self._rebuild_view()  # (the earlier version's answers leave the view)
+            return
+        if skipped and len(self.answer_cards) >= count:
+            shown = self.answer_cards[len(self.answer_cards) - count + chosen]
+            shown.show_unanswered(skipped, skipped=True)
+        self.chat.add_user_message(text)
 
     def regenerate(self) -> None:
         """Answer the last user message again; the earlier answer stays as an alternative."""
-        if self.busy:
+        if self.busy or self.history.editing:
             return
+        step = max(self.history.alternatives()[1], 1)  # (any of them may be the one shown)
         try:
             self.history.regenerate()
         except ValueError:
             return
-        for card in self.answer_cards[-1:]:
+        for card in self.answer_cards[-step:]:
             card.hide()
         self._start_turn(alternative=True)
 
     def edit_last(self) -> str | None:
-        """Take the last user message back for editing (its answer is removed)."""
+        """Start editing the last user message; returns its text for the composer. Nothing
+        changes until the edited text is sent (:meth:`send`) or :meth:`cancel_edit`."""
         if self.busy:
             return None
         try:
             text = self.session.edit_last()
         except ValueError:
             return None
-        self._rebuild_view()
+        cards = [c for c in self.chat.cards() if isinstance(c, UserCard)]
+        if cards:
+            self._editing_card = cards[-1]
+            self._editing_card.set_editing(True)
+        self.editingChanged.emit(True)
         return text
+
+    def cancel_edit(self) -> None:
+        """Leave the last message as it was."""
+        if self.history.editing:
+            self.session.cancel_edit()
+            self._end_edit()
+
+    def _end_edit(self) -> None:
+        if self._editing_card is not None:
+            self._editing_card.set_editing(False)
+            self._editing_card = None
+        self.editingChanged.emit(False)
+
+    def choose_version(self, depth: int, index: int) -> None:
+        """Show version ``index`` of the message at ``depth`` on the shown path, with its
+        own answers and whatever followed them."""
+        if self.busy:
+            return
+        was_editing = self.history.editing
+        try:
+            self.session.choose_at(depth, index)
+        except IndexError:
+            return
+        if was_editing:
+            self._end_edit()
+        self._rebuild_view()
 
     def choose_alternative(self, index: int) -> None:
         count = self.history.alternatives()[1]
         if self.busy or not 0 <= index < count:
             return
+        length = len(self.history.path())
         self.session.choose(index)
+        if len(self.history.path()) != length:
+            self._rebuild_view()  # (that answer was continued: the path after it shows)
+            return
         cards = self.answer_cards[-count:]
         for i, card in enumerate(cards):
             card.setVisible(i == index)
+        self._sync_answer_pagers()
         self.historyChanged.emit()
+
+    def _answer_steps(self) -> list[tuple[PathEntry, list[AssistantCard]]]:
+        """Each answers step of the shown path with its cards (one per alternative, in the
+        order :attr:`answer_cards` holds them); empty if the view is out of step."""
+        steps: list[tuple[PathEntry, list[AssistantCard]]] = []
+        start = 0
+        for entry in self.history.path_entries():
+            if entry.kind == "answers":
+                steps.append((entry, self.answer_cards[start : start + entry.count]))
+                start += entry.count
+        return steps if start == len(self.answer_cards) else []
+
+    def _sync_answer_pagers(self) -> None:
+        for entry, cards in self._answer_steps():
+            for i, card in enumerate(cards):
+                card.set_alternatives(i, entry.count)
+
+    def _on_answer_card_alternative_stepped(self, card: AssistantCard, step: int) -> None:
+        steps = self._answer_steps()
+        for n, (entry, cards) in enumerate(steps):
+            if card not in cards:
+                continue
+            index = cards.index(card) + step
+            if n == len(steps) - 1 and self.history.alternatives()[1] == entry.count:
+                self.choose_alternative(index)  # (the last answer: its cards stay)
+            else:
+                self.choose_version(entry.depth, index)  # (the path after it changes)
+            return
 
     def send_tool_results(self, results: list[ToolResult]) -> None:
         """Continue the turn with the user's answers to the tool calls."""
@@ -187,10 +276,16 @@ class ChatController(QObject):
         await self.demo.aclose()
 
     def open_session(self, session: ChatSession) -> None:
-        """Show another conversation (a new one, or one loaded from the store)."""
+        """Show another conversation (a new one, or one loaded from the store). An edit in
+        progress is left (nothing of it was saved)."""
         if self.busy:
             return
+        editing = self.history.editing
+        self.session.cancel_edit()
         self.session = session
+        self._editing_card = None
+        if editing:
+            self.editingChanged.emit(False)
         self._rebuild_view()
 
     # -- a turn --------------------------------------------------------------------------
@@ -211,8 +306,7 @@ class ChatController(QObject):
         conversation: ``user_text`` stands for it in the chat and the history."""
         if self.busy:
             return False
-        self.session.user_sent(user_text, endpoint_name=endpoint_name, model=model)
-        self.chat.add_user_message(user_text)
+        self._add_user_message(user_text, endpoint_name=endpoint_name, model=model)
         self._begin_answer(label, status=label, alternative=False)
         self.runner.start(spec, dialect=dialect, timeouts=timeouts, tls=tls)
         self.historyChanged.emit()
@@ -221,7 +315,12 @@ class ChatController(QObject):
     def _begin_answer(self, label: str, *, status: str, alternative: bool) -> None:
         self._card = self.chat.begin_assistant_message(label)
         self._card.resultsSubmitted.connect(self._on_card_results_submitted)
-        self._card.frameRequested.connect(partial(self._on_card_frame_requested, self._card))
+        self._card.frameRequested.connect(
+            functools.partial(self._on_card_frame_requested, self._card)
+        )
+        self._card.alternativeStepped.connect(
+            functools.partial(self._on_answer_card_alternative_stepped, self._card)
+        )
         self.answer_cards.append(self._card)
         self.session.answer_started(alternative=alternative)
         self.status.show_started(status)
@@ -319,6 +418,9 @@ class ChatController(QObject):
             redacted = self.session.answer_finished(turn, self.runner.capture_id)
             if redacted and self._card is not None:
                 self._card.note_redacted()
+            if self._card is not None:
+                self._card.show_unanswered(self.history.unanswered(), skipped=False)
+            self._sync_answer_pagers()
             _log.info("turn finished: %s", turn.summary())  # (the log masks every secret)
         self.busyChanged.emit(False)
         self.historyChanged.emit()
@@ -345,18 +447,37 @@ class ChatController(QObject):
     # -- view ----------------------------------------------------------------------------
 
     def _rebuild_view(self) -> None:
-        """Redraw the chat from the history (after an edit or a conversation switch)."""
+        """Redraw the chat from the history's shown path (after an edit was sent, a version
+        chosen, or a conversation switch): versions of a message page on its card; the
+        results tool calls got show in their boxes."""
         self.chat.clear()
         self.answer_cards = []
-        for kind, payload in self.history.entries():
-            if kind == "user":
-                self.chat.add_user_message(str(payload))
-            elif kind == "answers":
-                answers, chosen = cast(tuple[list[Turn], int], payload)
-                for i, turn in enumerate(answers):
+        for entry in self.history.path_entries():
+            if entry.kind == "user" and entry.message is not None:
+                user = self.chat.add_user_message(entry.message.text)
+                user.set_versions(entry.chosen, entry.count)
+                user.versionStepped.connect(
+                    functools.partial(self._on_user_card_version_stepped, entry)
+                )
+            elif entry.kind == "answers":
+                for i, turn in enumerate(entry.answers):
                     card = self.chat.begin_assistant_message(turn.model or "assistant")
                     card.show_turn(turn)
-                    card.frameRequested.connect(partial(self._on_card_frame_requested, card))
-                    card.setVisible(i == chosen)
+                    card.frameRequested.connect(
+                        functools.partial(self._on_card_frame_requested, card)
+                    )
+                    card.setVisible(i == entry.chosen)
                     self.answer_cards.append(card)
+                    card.set_alternatives(i, entry.count)
+                    card.alternativeStepped.connect(
+                        functools.partial(self._on_answer_card_alternative_stepped, card)
+                    )
+                    if i == entry.chosen:
+                        card.show_results(entry.results)
+                        card.show_unanswered(entry.unanswered, skipped=entry.followed)
+                        if not entry.followed:
+                            card.resultsSubmitted.connect(self._on_card_results_submitted)
         self.historyChanged.emit()
+
+    def _on_user_card_version_stepped(self, entry: PathEntry, step: int) -> None:
+        self.choose_version(entry.depth, entry.chosen + step)

@@ -1,10 +1,18 @@
-"""The message box and its buttons: Enter sends, Shift+Enter is a newline, Esc stops."""
+"""The message box and its buttons: Enter sends, Shift+Enter is a newline, Esc stops — or,
+while the last message is being edited, cancels the edit (the box gets back what it held)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QKeyEvent, QPalette
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 
 class _Editor(QPlainTextEdit):
@@ -29,6 +37,8 @@ class Composer(QWidget):
     stopRequested = Signal()
     regenerateRequested = Signal()
     editLastRequested = Signal()
+    editCancelRequested = Signal()
+    """Cancel (or Esc) while editing the last message."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -45,6 +55,25 @@ class Composer(QWidget):
         self.edit_button = QPushButton("✎ Edit last", self)
         self.edit_button.setToolTip("Put the last message back in the box to edit and resend")
 
+        self.edit_banner = QWidget(self)
+        banner = QHBoxLayout(self.edit_banner)
+        banner.setContentsMargins(0, 0, 0, 0)
+        self.edit_label = QLabel(
+            "✎ Editing your last message — Send adds it as a new version; the earlier one keeps"
+            " its answers (◀ ▶ on the message). Esc cancels.",
+            self.edit_banner,
+        )
+        self.edit_label.setWordWrap(True)
+        self.edit_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.cancel_edit_button = QPushButton("Cancel edit", self.edit_banner)
+        self.cancel_edit_button.clicked.connect(self.editCancelRequested)
+        banner.addWidget(self.edit_label, 1)
+        banner.addWidget(self.cancel_edit_button)
+        self.edit_banner.hide()
+        self.editing = False
+        self._draft = ""
+        self._has_answer = False
+
         buttons = QVBoxLayout()
         buttons.setSpacing(4)
         buttons.addWidget(self.send_button)
@@ -54,13 +83,17 @@ class Composer(QWidget):
         row.addWidget(self.regenerate_button)
         row.addWidget(self.edit_button)
         buttons.addLayout(row)
-        layout = QHBoxLayout(self)
+        row_box = QHBoxLayout()
+        row_box.addWidget(self.editor, 1)
+        row_box.addLayout(buttons)
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.editor, 1)
-        layout.addLayout(buttons)
+        layout.setSpacing(4)
+        layout.addWidget(self.edit_banner)
+        layout.addLayout(row_box)
 
         self.editor.submitted.connect(self._on_submit)
-        self.editor.escaped.connect(self.stopRequested)
+        self.editor.escaped.connect(self._on_editor_escaped)
         self.send_button.clicked.connect(self._on_submit)
         self.stop_button.clicked.connect(self.stopRequested)
         self.regenerate_button.clicked.connect(self.regenerateRequested)
@@ -86,8 +119,34 @@ class Composer(QWidget):
             self.edit_button.setEnabled(False)
 
     def set_history(self, *, has_answer: bool) -> None:
-        self.regenerate_button.setEnabled(has_answer and not self.running)
-        self.edit_button.setEnabled(has_answer and not self.running)
+        self._has_answer = has_answer
+        self.regenerate_button.setEnabled(has_answer and not self.running and not self.editing)
+        self.edit_button.setEnabled(has_answer and not self.running and not self.editing)
+
+    def begin_edit(self, text: str) -> None:
+        """Put the last message in the box to edit (what the box held comes back after)."""
+        if not self.editing:
+            self._draft = self.editor.toPlainText()
+        self.editing = True
+        self.edit_banner.show()
+        self.set_history(has_answer=self._has_answer)
+        self.set_text(text)
+
+    def end_edit(self) -> None:
+        """The edit was sent or cancelled: the box gets back what it held before."""
+        if not self.editing:
+            return
+        self.editing = False
+        self.edit_banner.hide()
+        self.editor.setPlainText(self._draft)
+        self._draft = ""
+        self.set_history(has_answer=self._has_answer)
+
+    def _on_editor_escaped(self) -> None:
+        if self.editing:
+            self.editCancelRequested.emit()
+        else:
+            self.stopRequested.emit()
 
     def set_text(self, text: str) -> None:
         self.editor.setPlainText(text)

@@ -168,6 +168,8 @@ class MainWindow(QMainWindow):
         self.composer.stopRequested.connect(self.controller.stop)
         self.composer.regenerateRequested.connect(self.controller.regenerate)
         self.composer.editLastRequested.connect(self._on_composer_edit_last)
+        self.composer.editCancelRequested.connect(self.controller.cancel_edit)
+        self.controller.editingChanged.connect(self._on_controller_editing_changed)
         self.controller.busyChanged.connect(self._on_controller_busy_changed)
         self.controller.historyChanged.connect(self._on_controller_history_changed)
 
@@ -291,7 +293,7 @@ class MainWindow(QMainWindow):
         stop = QAction("Stop", self)
         stop.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         stop.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        stop.triggered.connect(self.controller.stop)
+        stop.triggered.connect(self._on_stop_triggered)
         self.addAction(stop)
         self._help_menu = menu.addMenu("&Help")
         logs = QAction("Open &log folder", self)
@@ -320,7 +322,17 @@ class MainWindow(QMainWindow):
     def _on_composer_edit_last(self) -> None:
         text = self.controller.edit_last()
         if text is not None:
-            self.composer.set_text(text)
+            self.composer.begin_edit(text)
+
+    def _on_stop_triggered(self) -> None:
+        if not self.controller.busy and self.controller.history.editing:
+            self.controller.cancel_edit()  # (Esc outside the box while editing)
+        else:
+            self.controller.stop()
+
+    def _on_controller_editing_changed(self, editing: bool) -> None:
+        if not editing:
+            self.composer.end_edit()
 
     def _on_controller_busy_changed(self, busy: bool) -> None:
         self.composer.set_running(busy)
@@ -337,6 +349,7 @@ class MainWindow(QMainWindow):
         ):
             self.conversations.set_current(session.conversation_id)
         self._update_alternatives()
+        self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
 
     def _on_logs_triggered(self) -> None:
         from PySide6.QtCore import QUrl

@@ -7,13 +7,14 @@ from __future__ import annotations
 import html
 import json
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPaintEvent, QPalette, QPen, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -132,7 +133,11 @@ class CardFrame(QFrame):
 
 
 class UserCard(CardFrame):
-    """What the user sent, as plain selectable text."""
+    """What the user sent, as plain selectable text; with ◀ n/m ▶ in its header when the
+    message was edited (each version keeps its own answers)."""
+
+    versionStepped = Signal(int)
+    """◀ (-1) or ▶ (+1) was clicked."""
 
     def __init__(self, text: str, parent: QWidget | None = None) -> None:
         super().__init__("you", parent, tint=True)
@@ -140,10 +145,36 @@ class UserCard(CardFrame):
         self.pane.setPlainText(text)
         self.body.addWidget(self.pane)
         self._text = text
+        self.prev_version = QToolButton(self)
+        self.prev_version.setText("◀")
+        self.prev_version.setToolTip("The earlier version of this message, with its answers")
+        self.version_label = QLabel(self)
+        self.version_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.next_version = QToolButton(self)
+        self.next_version.setText("▶")
+        self.next_version.setToolTip("The later version of this message, with its answers")
+        for widget in (self.prev_version, self.version_label, self.next_version):
+            self.header.addWidget(widget)
+            widget.hide()
+        self.prev_version.clicked.connect(lambda: self.versionStepped.emit(-1))
+        self.next_version.clicked.connect(lambda: self.versionStepped.emit(+1))
 
     def text(self) -> str:
         """The message as sent."""
         return self._text
+
+    def set_versions(self, chosen: int, count: int) -> None:
+        """Show "version ``chosen + 1`` of ``count``" with its pager (hidden for one)."""
+        for widget in (self.prev_version, self.version_label, self.next_version):
+            widget.setVisible(count > 1)
+        self.version_label.setText(f"version {chosen + 1}/{count}")
+        self.prev_version.setEnabled(chosen > 0)
+        self.next_version.setEnabled(chosen < count - 1)
+
+    def set_editing(self, editing: bool) -> None:
+        """Mark the message as the one being edited in the box."""
+        self.set_accent(self.palette().color(QPalette.ColorRole.Highlight) if editing else None)
+        self.title.setText("you · editing in the box below" if editing else "you")
 
 
 class NoticeCard(CardFrame):

@@ -58,7 +58,7 @@ __all__ = [
 
 _MESSAGE_COLUMNS = (
     "m.id, m.conversation_id, m.seq, m.role, m.text, m.reasoning, m.reasoning_channel,"
-    " m.tool_calls, m.tool_call_id, m.name, m.created,"
+    " m.tool_calls, m.tool_call_id, m.name, m.created, m.parent_id, m.chosen,"
     " t.message_id, t.status, t.outcome, t.reason, t.finish_reason, t.usage, t.input_tokens,"
     " t.output_tokens, t.timings, t.warnings, t.capture_id, t.alt_group, t.chosen,"
     " t.http_status, t.terminal_signal, t.bytes_received, t.events, t.malformed_frames"
@@ -122,8 +122,10 @@ class Store(MessageRows):
         return summary_from_row(row) if row else None
 
     def load_conversation(self, conv_id: int, *, limit: int | None = 200) -> StoredConversation:
-        """The conversation with its last ``limit`` messages (all with ``None``). Raises
-        ``KeyError`` when it does not exist (or is deleted)."""
+        """The conversation: every message (``limit=None``), or the last ``limit`` messages
+        of its shown path with every alternative branching off them (``has_more`` when the
+        path is longer), in ``seq`` order. Raises ``KeyError`` when it does not exist (or
+        is deleted)."""
         row = self._one(
             f"SELECT {_CONV_COLUMNS}, tools_json FROM conversations"
             " WHERE id = ? AND deleted_at IS NULL",
@@ -131,13 +133,29 @@ class Store(MessageRows):
         )
         if row is None:
             raise KeyError(conv_id)
-        messages = self.load_messages(conv_id, limit=None if limit is None else limit + 1)
-        has_more = limit is not None and len(messages) > limit
+        path = self.path_ids(conv_id) if limit is not None else []
+        has_more = limit is not None and len(path) > limit
         if has_more:
-            messages = messages[1:]
+            assert limit is not None
+            messages = self._descendants(conv_id, path[-limit - 1])
+        else:
+            messages = self.load_messages(conv_id, limit=None)
         return StoredConversation(
             summary_from_row(row[:6]), tools_from_json(row[6]), messages, has_more
         )
+
+    def _descendants(self, conv_id: int, message_id: int) -> list[StoredMessage]:
+        """Every message after ``message_id`` (on any branch), in ``seq`` order."""
+        rows = self._all(
+            "WITH RECURSIVE below(id) AS ("
+            " SELECT id FROM messages WHERE conversation_id = ?1 AND parent_id = ?2"
+            " UNION ALL SELECT m.id FROM messages m JOIN below"
+            " ON m.conversation_id = ?1 AND m.parent_id = below.id)"
+            f" SELECT {_MESSAGE_COLUMNS} {_MESSAGES_FROM}"
+            " WHERE m.id IN (SELECT id FROM below) ORDER BY m.seq",
+            (conv_id, message_id),
+        )
+        return [message_from_row(row) for row in rows]
 
     def load_messages(
         self, conv_id: int, before_seq: int | None = None, limit: int | None = 100

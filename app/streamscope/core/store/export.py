@@ -7,8 +7,9 @@ The JSON shape (``format`` / ``version`` identify it; readers ignore unknown key
      "created": "2026-11-29T21:30:00+00:00", "updated": "...",
      "tools": [{"name", "description", "parameters"}],
      "messages": [
-       {"seq": 0, "role": "user", "text": "...", "created": "..."},
-       {"seq": 1, "role": "assistant", "text": "...", "created": "...",
+       {"seq": 0, "role": "user", "text": "...", "created": "...", "after": null,
+        "chosen": true},
+       {"seq": 1, "role": "assistant", "text": "...", "created": "...", "after": 0, ...
         "reasoning": "...", "reasoning_channel": "reasoning_content",
         "tool_calls": [{"id", "name", "arguments"}],        # arguments: raw text
         "turn": {"outcome", "reason", "finish_reason", "usage", "input_tokens",
@@ -17,9 +18,11 @@ The JSON shape (``format`` / ``version`` identify it; readers ignore unknown key
        {"seq": 2, "role": "tool", "text": "...", "tool_call_id": "...", "name": "...",
         "created": "..."}]}
 
-Regenerated answers are all exported; ``alternative_group`` ties them together and
-``chosen`` marks the one that was in the context. Markdown shows the chosen one in full and
-mentions the others.
+Every message is exported, on every branch: ``after`` is the ``seq`` of the message it
+follows (``null``: it opens the conversation); messages after the same one are alternatives of
+one step (regenerated answers — ``alternative_group`` ties those together too — or edited
+prompts), and ``chosen`` marks the one shown, in the context. Markdown shows the shown path and
+mentions the alternatives.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from streamscope.core.store.database import (
     StoredMessage,
     default_db_path,
 )
+from streamscope.core.store.records import active_path
 
 __all__ = ["EXPORT_FORMAT", "conversation_to_json", "conversation_to_markdown", "run_export"]
 
@@ -49,8 +53,15 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
 
 
-def _message_json(m: StoredMessage) -> dict[str, Any]:
-    out: dict[str, Any] = {"seq": m.seq, "role": m.role, "text": m.text, "created": _iso(m.created)}
+def _message_json(m: StoredMessage, seqs: dict[int, int]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "seq": m.seq,
+        "role": m.role,
+        "text": m.text,
+        "created": _iso(m.created),
+        "after": seqs.get(m.parent_id) if m.parent_id is not None else None,
+        "chosen": m.chosen,
+    }
     if m.role == "tool":
         out["tool_call_id"] = m.tool_call_id
         out["name"] = m.name
@@ -84,6 +95,7 @@ def _message_json(m: StoredMessage) -> dict[str, Any]:
 def conversation_to_json(conv: StoredConversation) -> dict[str, Any]:
     """The documented JSON shape (see the module docstring)."""
     s = conv.summary
+    seqs = {m.id: m.seq for m in conv.messages}
     return {
         "format": EXPORT_FORMAT,
         "version": 1,
@@ -97,7 +109,7 @@ def conversation_to_json(conv: StoredConversation) -> dict[str, Any]:
             {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
             for t in conv.tools
         ],
-        "messages": [_message_json(m) for m in conv.messages],
+        "messages": [_message_json(m, seqs) for m in conv.messages],
     }
 
 
@@ -137,26 +149,26 @@ def _assistant_md(m: StoredMessage, alternatives: int) -> list[str]:
 
 
 def conversation_to_markdown(conv: StoredConversation) -> str:
-    """A readable Markdown transcript (the chosen alternative of each answer)."""
+    """A readable Markdown transcript of the shown path (the chosen alternatives)."""
     s = conv.summary
     where = " · ".join(x for x in (s.endpoint_name, s.model) if x)
     out = [f"# {s.title or 'Untitled conversation'}", ""]
     if where:
         out += [f"_{where} · {_iso(s.created)}_", ""]
-    groups: dict[int, list[StoredMessage]] = {}
+    siblings: dict[int | None, int] = {}
     for m in conv.messages:
-        if m.turn is not None:
-            groups.setdefault(m.turn.alt_group, []).append(m)
-    for m in conv.messages:
+        siblings[m.parent_id] = siblings.get(m.parent_id, 0) + 1
+    for m in active_path(conv.messages):
+        others = siblings.get(m.parent_id, 1) - 1
         if m.role == "user":
-            out += ["## You", "", m.text, ""]
+            out += ["## You", ""]
+            if others:
+                out += [f"_(edited; {others} other version(s) not shown)_", ""]
+            out += [m.text, ""]
         elif m.role == "tool":
             out += [f"## Tool result · `{m.name}` (id `{m.tool_call_id}`)", "", _fence(m.text), ""]
         else:
-            alts = groups.get(m.turn.alt_group, [m]) if m.turn is not None else [m]
-            chosen = next((a for a in alts if a.turn is not None and a.turn.chosen), alts[-1])
-            if m is chosen:
-                out += _assistant_md(m, len(alts))
+            out += _assistant_md(m, others + 1)
     return "\n".join(out).rstrip() + "\n"
 
 

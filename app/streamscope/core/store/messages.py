@@ -23,8 +23,41 @@ __all__ = ["INTERRUPTED_REASON", "MessageRows"]
 INTERRUPTED_REASON = "app closed during the stream"
 
 
+class _Tip:
+    """The default parent of a new message: the last message of the shown path."""
+
+    def __repr__(self) -> str:
+        return "TIP"
+
+
+TIP = _Tip()
+
+_PATH = """
+WITH RECURSIVE path(id, depth) AS (
+    SELECT (SELECT id FROM messages WHERE conversation_id = ?1 AND parent_id IS NULL
+            ORDER BY chosen DESC, seq DESC LIMIT 1), 0
+    UNION ALL
+    SELECT (SELECT c.id FROM messages c WHERE c.conversation_id = ?1 AND c.parent_id = path.id
+            ORDER BY c.chosen DESC, c.seq DESC LIMIT 1), depth + 1
+    FROM path WHERE path.id IS NOT NULL
+)
+SELECT id FROM path WHERE id IS NOT NULL ORDER BY depth
+"""
+"""The ids of the shown path: from the first message, each step's chosen alternative (the
+last chosen; the last one when none is), as :func:`~streamscope.core.store.records.
+active_path` and :func:`~streamscope.core.store.records.to_chat_history` read it."""
+
+
 class MessageRows(StoreConnection):
-    """The messages and turns half of the :class:`~streamscope.core.store.database.Store`."""
+    """The messages and turns half of the :class:`~streamscope.core.store.database.Store`.
+
+    Messages form a tree (see :mod:`~streamscope.core.store.schema`, version 3): each new
+    one follows ``parent_id`` — by default (:data:`TIP`) the last message of the shown
+    path — and becomes the chosen alternative among those sharing its parent."""
+
+    def path_ids(self, conv_id: int) -> list[int]:
+        """The ids of the conversation's shown path, first to last."""
+        return [r[0] for r in self._all(_PATH, (conv_id,))]
 
     def _insert_message(
         self,
@@ -33,48 +66,99 @@ class MessageRows(StoreConnection):
         role: str,
         text: str = "",
         *,
+        parent_id: int | _Tip | None = TIP,
         tool_call_id: str | None = None,
         name: str | None = None,
     ) -> tuple[int, int]:
         now = self._clock()
+        if isinstance(parent_id, _Tip):
+            path = [r[0] for r in db.execute(_PATH, (conv_id,))]
+            parent_id = path[-1] if path else None
         (seq,) = db.execute(
             "SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE conversation_id = ?",
             (conv_id,),
         ).fetchone()
         cur = db.execute(
-            "INSERT INTO messages (conversation_id, seq, role, text, tool_call_id, name, created)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (conv_id, seq, role, text, tool_call_id, name, now),
+            "INSERT INTO messages (conversation_id, seq, role, text, tool_call_id, name, created,"
+            " parent_id, chosen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)",
+            (conv_id, seq, role, text, tool_call_id, name, now, parent_id),
         )
-        db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conv_id))
         assert cur.lastrowid is not None
+        self._choose(db, cur.lastrowid)
+        db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conv_id))
         return cur.lastrowid, seq
 
-    def add_user_message(self, conv_id: int, text: str) -> int:
-        with self._tx() as db:
-            return self._insert_message(db, conv_id, "user", text)[0]
+    def _choose(self, db: sqlite3.Connection, message_id: int) -> None:
+        """Make ``message_id`` the chosen one among the messages sharing its parent."""
+        siblings = (
+            "SELECT s.id FROM messages s JOIN messages m ON m.id = ?1"
+            " WHERE s.conversation_id = m.conversation_id AND s.parent_id IS m.parent_id"
+        )
+        db.execute(
+            f"UPDATE messages SET chosen = (id = ?1) WHERE id IN ({siblings})", (message_id,)
+        )
+        db.execute(
+            f"UPDATE turns SET chosen = (message_id = ?1) WHERE message_id IN ({siblings})",
+            (message_id,),
+        )
 
-    def add_tool_results(self, conv_id: int, results: Sequence[ToolResult]) -> list[int]:
+    def add_user_message(
+        self, conv_id: int, text: str, *, parent_id: int | _Tip | None = TIP
+    ) -> int:
+        """A user message after ``parent_id`` (an edited prompt: beside the one it edits,
+        after the same parent)."""
         with self._tx() as db:
-            return [
-                self._insert_message(
-                    db, conv_id, "tool", r.text, tool_call_id=r.tool_call_id, name=r.name
-                )[0]
-                for r in results
-            ]
+            return self._insert_message(db, conv_id, "user", text, parent_id=parent_id)[0]
 
-    def begin_assistant_message(self, conv_id: int, *, alternative_of: int | None = None) -> int:
-        """A new assistant message in status ``streaming``. ``alternative_of``: the id of
-        an earlier answer this one regenerates (it becomes the chosen alternative)."""
+    def add_tool_results(
+        self,
+        conv_id: int,
+        results: Sequence[ToolResult],
+        *,
+        parent_id: int | _Tip | None = TIP,
+    ) -> list[int]:
+        """The results, one after the other, after ``parent_id`` (the answer calling)."""
+        ids: list[int] = []
         with self._tx() as db:
-            msg_id, _ = self._insert_message(db, conv_id, "assistant")
-            group = msg_id
+            parent = parent_id
+            for r in results:
+                msg_id, _ = self._insert_message(
+                    db,
+                    conv_id,
+                    "tool",
+                    r.text,
+                    parent_id=parent,
+                    tool_call_id=r.tool_call_id,
+                    name=r.name,
+                )
+                ids.append(msg_id)
+                parent = msg_id
+        return ids
+
+    def begin_assistant_message(
+        self,
+        conv_id: int,
+        *,
+        parent_id: int | _Tip | None = TIP,
+        alternative_of: int | None = None,
+    ) -> int:
+        """A new assistant message in status ``streaming`` after ``parent_id``; with
+        ``alternative_of`` (the id of an earlier answer this one regenerates) after that
+        one's parent. It becomes the chosen alternative; ``turns.alt_group`` is its first
+        alternative's id."""
+        with self._tx() as db:
             if alternative_of is not None:
                 row = db.execute(
-                    "SELECT alt_group FROM turns WHERE message_id = ?", (alternative_of,)
+                    "SELECT parent_id FROM messages WHERE id = ?", (alternative_of,)
                 ).fetchone()
-                group = row[0] if row else alternative_of
-                db.execute("UPDATE turns SET chosen = 0 WHERE alt_group = ?", (group,))
+                parent_id = row[0] if row else parent_id
+            msg_id, _ = self._insert_message(db, conv_id, "assistant", parent_id=parent_id)
+            (group,) = db.execute(
+                "SELECT COALESCE(MIN(t.alt_group), ?1) FROM turns t JOIN messages s"
+                " ON s.id = t.message_id JOIN messages m ON m.id = ?1"
+                " WHERE s.conversation_id = m.conversation_id AND s.parent_id IS m.parent_id",
+                (msg_id,),
+            ).fetchone()
             db.execute(
                 "INSERT INTO turns (message_id, status, alt_group, chosen)"
                 " VALUES (?, 'streaming', ?, 1)",
@@ -151,21 +235,13 @@ class MessageRows(StoreConnection):
                 (self._clock(), message_id),
             )
 
-    def choose_alternative(self, message_id: int) -> None:
-        """Make this answer the chosen one among its alternatives."""
+    def choose_message(self, message_id: int) -> None:
+        """Make this message the chosen (shown) one among its alternatives."""
         with self._tx() as db:
-            db.execute(
-                "UPDATE turns SET chosen = (message_id = ?) WHERE alt_group ="
-                " (SELECT alt_group FROM turns WHERE message_id = ?)",
-                (message_id, message_id),
-            )
+            self._choose(db, message_id)
 
-    def delete_messages_from(self, conv_id: int, seq: int) -> None:
-        """Remove the message at ``seq`` and everything after it (editing a prompt)."""
-        with self._tx() as db:
-            db.execute(
-                "DELETE FROM messages WHERE conversation_id = ? AND seq >= ?", (conv_id, seq)
-            )
+    choose_alternative = choose_message
+    """(An answer's alternatives are messages sharing a parent like any other.)"""
 
     def recover_interrupted(self) -> list[int]:
         """Mark every turn left ``streaming`` (crash, kill) as truncated with reason

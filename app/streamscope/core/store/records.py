@@ -10,23 +10,23 @@ shape is known. :func:`turn_from_stored` and :func:`to_chat_history` rebuild the
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from streamscope.core.store.history import ChatHistory, ToolResult
+from streamscope.core.store.history import ChatHistory, Node
 from streamscope.core.turn.model import Timings, ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
-from streamscope.core.wire.conversation import ToolCall, ToolDefinition
+from streamscope.core.wire.conversation import Message, ToolCall, ToolDefinition
 
 __all__ = [
     "ConversationSummary",
     "StoredConversation",
     "StoredMessage",
     "StoredTurn",
+    "active_path",
     "calls_from_json",
     "calls_to_json",
     "dumps_json",
@@ -83,7 +83,9 @@ class StoredTurn:
 
 @dataclass(frozen=True, slots=True)
 class StoredMessage:
-    """One message; assistant messages carry their :class:`StoredTurn`."""
+    """One message; assistant messages carry their :class:`StoredTurn`. ``parent_id``: the
+    message it follows (``None``: it opens the conversation); messages sharing a parent are
+    alternatives of one step, and ``chosen`` marks the one shown."""
 
     id: int
     conversation_id: int
@@ -97,6 +99,8 @@ class StoredMessage:
     name: str | None
     created: float
     turn: StoredTurn | None = None
+    parent_id: int | None = None
+    chosen: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +209,9 @@ def message_from_row(row: Sequence[Any]) -> StoredMessage:
         tool_call_id=row[8],
         name=row[9],
         created=row[10],
-        turn=turn_from_row(row[11:]),
+        parent_id=row[11],
+        chosen=bool(row[12]),
+        turn=turn_from_row(row[13:]),
     )
 
 
@@ -241,36 +247,48 @@ def turn_from_stored(message: StoredMessage) -> Turn:
 
 
 def to_chat_history(messages: Sequence[StoredMessage]) -> ChatHistory:
-    """Rebuild the window's :class:`ChatHistory` (alternatives and the chosen one kept)."""
+    """Rebuild the window's :class:`ChatHistory`: the tree of every message given, with
+    the alternatives they chose. A message whose parent is not among them (older messages
+    not loaded) follows the root, and the root keeps that parent's id as its key."""
     history = ChatHistory()
-    i = 0
-    while i < len(messages):
-        msg = messages[i]
-        if msg.role == "user":
-            history.add_user(msg.text)
+    nodes: dict[int, Node] = {}
+    chosen: dict[int, int] = {}  # id(parent node) -> index of its last chosen child
+    for msg in sorted(messages, key=lambda m: m.seq):
+        parent = nodes.get(msg.parent_id) if msg.parent_id is not None else None
+        if parent is None:
+            parent = history.root
+            if msg.parent_id is not None:
+                history.root.key = msg.parent_id
+        item: Message | Turn
+        if msg.role == "assistant":
+            item = turn_from_stored(msg)
         elif msg.role == "tool":
-            history.add_tool_results([ToolResult(msg.tool_call_id, msg.name or "", msg.text)])
+            item = Message("tool", msg.text, tool_call_id=msg.tool_call_id, name=msg.name)
         else:
-            group = msg.turn.alt_group if msg.turn else msg.id
-            answers = [msg]
-            while (
-                i + 1 < len(messages)
-                and messages[i + 1].role == "assistant"
-                and (messages[i + 1].turn is not None)
-                and messages[i + 1].turn.alt_group == group  # type: ignore[union-attr]
-            ):
-                i += 1
-                answers.append(messages[i])
-            chosen = 0
-            for n, answer in enumerate(answers):
-                if n:
-                    with contextlib.suppress(ValueError):  # paged in without its prompt
-                        history.regenerate()
-                history.add_answer(turn_from_stored(answer))
-                if answer.turn is not None and answer.turn.chosen:
-                    chosen = n
-            step = history.last_step()
-            if step is not None:
-                step.chosen = chosen
-        i += 1
+            item = Message("user", msg.text)
+        node = parent.add(Node(item, key=msg.id))
+        if msg.chosen:
+            chosen[id(parent)] = len(parent.children) - 1
+        nodes[msg.id] = node
+    for parent in [history.root, *nodes.values()]:
+        if parent.children:
+            parent.chosen = chosen.get(id(parent), len(parent.children) - 1)
     return history
+
+
+def active_path(messages: Sequence[StoredMessage]) -> list[StoredMessage]:
+    """The shown path through ``messages``: from the first message, each step's chosen
+    alternative (the last chosen one; the last one when none is)."""
+    by_parent: dict[int | None, list[StoredMessage]] = {}
+    ids = {m.id for m in messages}
+    for msg in sorted(messages, key=lambda m: m.seq):
+        parent = msg.parent_id if msg.parent_id in ids else None
+        by_parent.setdefault(parent, []).append(msg)
+    path: list[StoredMessage] = []
+    children = by_parent.get(None, [])
+    while children:
+        chosen = [m for m in children if m.chosen]
+        step = chosen[-1] if chosen else children[-1]
+        path.append(step)
+        children = by_parent.get(step.id, [])
+    return path

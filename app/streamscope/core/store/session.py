@@ -8,11 +8,17 @@ turn's outcome and the id of its capture (linked when the request starts, so a c
 it). Everything saved passes the request's :class:`~streamscope.core.redact.Scrubber`: the
 history in memory keeps the answer as it came, the database a copy with its secrets masked.
 Without a store it is just the history.
+
+Nothing is deleted: every message is saved after its parent in the history's tree (a
+regenerated answer beside the one it replaces; an edited prompt, once sent, beside the one it
+edits), and paging alternatives saves which one is shown. Editing writes nothing until the
+edited prompt is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +26,7 @@ from typing import Any
 
 from streamscope.core.redact import Scrubber
 from streamscope.core.store.database import Store
-from streamscope.core.store.history import ChatHistory, ToolResult
+from streamscope.core.store.history import ChatHistory, Node, ToolResult
 from streamscope.core.store.records import StoredMessage, to_chat_history
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
 from streamscope.core.wire.conversation import ToolDefinition
@@ -76,7 +82,6 @@ class ChatSession:
         self.has_more = False
         self.tools: tuple[ToolDefinition, ...] = ()
         self.loaded_messages: list[StoredMessage] = []
-        self._answer_ids: list[list[int]] = []  # per answer step, its alternatives' rows
         self._answer: SavedAnswer | None = None
 
     @classmethod
@@ -90,18 +95,14 @@ class ChatSession:
         session.tools = tuple(stored.tools)
         session.loaded_messages = list(stored.messages)
         session.history = to_chat_history(stored.messages)
-        groups: dict[int, list[int]] = {}
-        for msg in stored.messages:
-            if msg.role == "assistant":
-                group = msg.turn.alt_group if msg.turn is not None else msg.id
-                groups.setdefault(group, []).append(msg.id)
-        session._answer_ids = list(groups.values())
         return session
 
     # -- the user ------------------------------------------------------------------------
 
     def user_sent(self, text: str, *, endpoint_name: str, model: str) -> None:
-        self.history.add_user(text)
+        """The user sent ``text`` (while editing: the edited prompt, saved beside the one
+        it edits)."""
+        node = self.history.add_user(text)
         if self.store is None:
             return
         if self.conversation_id is None:
@@ -111,7 +112,8 @@ class ChatSession:
             )
         else:
             self.store.set_endpoint(self.conversation_id, endpoint_name, model)
-        self.store.add_user_message(self.conversation_id, text)
+        parent = node.parent.key if node.parent is not None else None
+        node.key = self.store.add_user_message(self.conversation_id, text, parent_id=parent)
 
     def set_tools(self, tools: Sequence[ToolDefinition]) -> None:
         """The function definitions this conversation sends (kept with it)."""
@@ -120,37 +122,34 @@ class ChatSession:
             self.store.set_tools(self.conversation_id, self.tools)
 
     def tool_results(self, results: Sequence[ToolResult]) -> None:
-        self.history.add_tool_results(results)
+        parent = self.history.tip().key
+        nodes = self.history.add_tool_results(results)
         if self.store is not None and self.conversation_id is not None:
-            self.store.add_tool_results(self.conversation_id, results)
+            ids = self.store.add_tool_results(self.conversation_id, results, parent_id=parent)
+            for node, key in zip(nodes, ids, strict=True):
+                node.key = key
 
     def edit_last(self) -> str:
-        """Take the last user message back (and what followed it); returns its text."""
-        text = self.history.edit_last_user()
-        if self.store is not None and self.conversation_id is not None:
-            messages = self.store.load_messages(self.conversation_id, limit=500)
-            users = [m for m in messages if m.role == "user"]
-            if users:
-                self.store.delete_messages_from(self.conversation_id, users[-1].seq)
-        if self._answer_ids:
-            self._answer_ids.pop()
-        return text
+        """Start editing the last user message; returns its text. Nothing is saved or
+        removed: sending the edited text adds it beside the original (with
+        :meth:`user_sent`), :meth:`cancel_edit` leaves everything as it was."""
+        return self.history.begin_edit()
+
+    def cancel_edit(self) -> None:
+        self.history.cancel_edit()
 
     # -- the answer ----------------------------------------------------------------------
 
     def answer_started(self, *, alternative: bool, scrubber: Scrubber | None = None) -> None:
         """An answer starts streaming (``scrubber``: the request's secrets, masked in what
         is saved)."""
+        if alternative and not self.history.regenerating:
+            with contextlib.suppress(ValueError):  # (nothing to regenerate: a new answer)
+                self.history.regenerate()
         message_id = None
         if self.store is not None and self.conversation_id is not None:
-            previous = self._answer_ids[-1][-1] if alternative and self._answer_ids else None
-            message_id = self.store.begin_assistant_message(
-                self.conversation_id, alternative_of=previous
-            )
-            if alternative and self._answer_ids:
-                self._answer_ids[-1].append(message_id)
-            else:
-                self._answer_ids.append([message_id])
+            parent = self.history.answer_parent().key
+            message_id = self.store.begin_assistant_message(self.conversation_id, parent_id=parent)
         self._answer = SavedAnswer(
             message_id, [], [], saved_at=self._clock(), scrubber=scrubber or Scrubber()
         )
@@ -213,10 +212,11 @@ class ChatSession:
     def answer_finished(self, turn: Turn, capture_id: str | None = None) -> bool:
         """Record the finished turn (any outcome) with its capture's id; returns whether the
         saved copy differs from the turn (a secret was masked in it)."""
-        self.history.add_answer(turn)
+        node = self.history.add_answer(turn)
         answer, self._answer = self._answer, None
         if answer is None:
             return False
+        node.key = answer.message_id
         if answer.timer is not None and hasattr(answer.timer, "cancel"):
             answer.timer.cancel()
         saved = turn.scrubbed(answer.scrubber)
@@ -225,10 +225,20 @@ class ChatSession:
         return saved != turn
 
     def choose(self, index: int) -> Turn:
+        """Show alternative ``index`` of the last answer (saved)."""
         turn = self.history.choose(index)
-        if self.store is not None and self._answer_ids and index < len(self._answer_ids[-1]):
-            self.store.choose_alternative(self._answer_ids[-1][index])
+        self._save_choice(self.history.tip())
         return turn
+
+    def choose_at(self, depth: int, index: int) -> Node:
+        """Show alternative ``index`` of the path's step ``depth`` (saved)."""
+        node = self.history.choose_at(depth, index)
+        self._save_choice(node)
+        return node
+
+    def _save_choice(self, node: Node) -> None:
+        if self.store is not None and node.key is not None:
+            self.store.choose_message(node.key)
 
     def capture_ids(self) -> list[str | None]:
         """The capture of every loaded answer, in order (for Save capture / repro)."""

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streamscope.core.wire.conversation import Conversation, merge_extra_body
+from streamscope.core.wire.conversation import Conversation, merge_extra_body, settle_tool_calls
 from streamscope.core.wire.dialects.base import (
     DialectDefaults,
     Evidence,
@@ -225,23 +225,19 @@ class Anthropic(DialectDefaults):
         api_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
     ) -> RequestSpec:
+        # Roles alternate: the results of a message's tool calls open the next user message
+        # (before any text), and consecutive messages of one role (the results and the
+        # user's next message, or two prompts around an answer that failed) become one.
         messages: list[dict[str, Any]] = []
-        for msg in conv.messages:
+        for msg in settle_tool_calls(conv.messages):
+            role = "assistant" if msg.role == "assistant" else "user"
+            content: str | list[dict[str, Any]]
             if msg.role == "tool":
-                block = {
-                    "type": "tool_result",
-                    "tool_use_id": msg.tool_call_id,
-                    "content": msg.text,
-                }
-                last = messages[-1] if messages else None
-                if last is not None and last["role"] == "user" and _is_tool_results(last):
-                    last["content"].append(block)
-                else:
-                    messages.append({"role": "user", "content": [block]})
-            elif msg.role == "assistant" and msg.tool_calls:
-                content: list[dict[str, Any]] = []
-                if msg.text:
-                    content.append({"type": "text", "text": msg.text})
+                content = [
+                    {"type": "tool_result", "tool_use_id": msg.tool_call_id, "content": msg.text}
+                ]
+            elif msg.tool_calls:
+                content = [{"type": "text", "text": msg.text}] if msg.text else []
                 content.extend(
                     {
                         "type": "tool_use",
@@ -251,9 +247,13 @@ class Anthropic(DialectDefaults):
                     }
                     for c in msg.tool_calls
                 )
-                messages.append({"role": "assistant", "content": content})
             else:
-                messages.append({"role": msg.role, "content": msg.text})
+                content = msg.text
+            last = messages[-1] if messages else None
+            if last is not None and last["role"] == role:
+                last["content"] = _blocks(last["content"]) + _blocks(content)
+            else:
+                messages.append({"role": role, "content": content})
         max_tokens = (
             conv.max_tokens if conv.max_tokens is not None else DEFAULT_ANTHROPIC_MAX_TOKENS
         )
@@ -282,11 +282,11 @@ class Anthropic(DialectDefaults):
         return AnthropicParser()
 
 
-def _is_tool_results(message: dict[str, Any]) -> bool:
-    content = message.get("content")
-    return isinstance(content, list) and all(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-    )
+def _blocks(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A message's content as a list of blocks (an empty text is no block)."""
+    if isinstance(content, list):
+        return content
+    return [{"type": "text", "text": content}] if content else []
 
 
 ANTHROPIC = Anthropic()

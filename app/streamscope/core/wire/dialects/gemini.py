@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streamscope.core.wire.conversation import Conversation, merge_extra_body, tool_names_by_id
+from streamscope.core.wire.conversation import Conversation, merge_extra_body, settle_tool_calls
 from streamscope.core.wire.dialects.base import (
     DialectDefaults,
     Evidence,
@@ -166,27 +166,27 @@ class Gemini(DialectDefaults):
         api_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
     ) -> RequestSpec:
-        names = tool_names_by_id(conv)
+        # Turns alternate: a function call turn is answered by one response part per call in
+        # the next turn; consecutive messages of one role (the results and the user's next
+        # message, or two prompts around an answer that failed) become one turn.
         contents: list[dict[str, Any]] = []
-        for msg in conv.messages:
-            if msg.role == "tool":
-                name = msg.name or names.get(msg.tool_call_id or "", "")
-                part = {"functionResponse": {"name": name, "response": result_object(msg.text)}}
-                last = contents[-1] if contents else None
-                if last is not None and last["role"] == "user" and _all_responses(last):
-                    last["parts"].append(part)
-                else:
-                    contents.append({"role": "user", "parts": [part]})
-                continue
+        for msg in settle_tool_calls(conv.messages):
             parts: list[dict[str, Any]] = []
-            if msg.text:
+            if msg.role == "tool":
+                response = result_object(msg.text)
+                parts.append({"functionResponse": {"name": msg.name or "", "response": response}})
+            elif msg.text:
                 parts.append({"text": msg.text})
             parts.extend(
                 {"functionCall": {"name": c.name, "args": arguments_object(c.arguments)}}
                 for c in msg.tool_calls
             )
             role = "model" if msg.role == "assistant" else "user"
-            contents.append({"role": role, "parts": parts or [{"text": ""}]})
+            last = contents[-1] if contents else None
+            if last is not None and last["role"] == role:
+                last["parts"].extend(parts)
+            else:
+                contents.append({"role": role, "parts": parts or [{"text": ""}]})
         body: dict[str, Any] = {"contents": contents}
         if conv.system:
             body["systemInstruction"] = {"parts": [{"text": conv.system}]}
@@ -218,10 +218,6 @@ class Gemini(DialectDefaults):
 
     def new_parser(self) -> GeminiParser:
         return GeminiParser()
-
-
-def _all_responses(content: dict[str, Any]) -> bool:
-    return all("functionResponse" in p for p in content["parts"])
 
 
 GEMINI = Gemini()

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streamscope.core.wire.conversation import Conversation, merge_extra_body, tool_names_by_id
+from streamscope.core.wire.conversation import Conversation, merge_extra_body, settle_tool_calls
 from streamscope.core.wire.dialects.base import (
     DialectDefaults,
     Evidence,
@@ -152,21 +152,18 @@ class Ollama(DialectDefaults):
         api_key: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
     ) -> RequestSpec:
-        names = tool_names_by_id(conv)
         messages: list[dict[str, Any]] = []
         if conv.system:
             messages.append({"role": "system", "content": conv.system})
-        for msg in conv.messages:
+        for msg in settle_tool_calls(conv.messages):
             entry: dict[str, Any] = {"role": msg.role, "content": msg.text}
             if msg.tool_calls:
                 entry["tool_calls"] = [
                     {"function": {"name": c.name, "arguments": arguments_object(c.arguments)}}
                     for c in msg.tool_calls
                 ]
-            if msg.role == "tool":
-                name = msg.name or names.get(msg.tool_call_id or "")
-                if name:
-                    entry["tool_name"] = name
+            if msg.role == "tool" and msg.name:
+                entry["tool_name"] = msg.name
             messages.append(entry)
         body: dict[str, Any] = {"model": model, "messages": messages, "stream": True}
         if conv.tools:

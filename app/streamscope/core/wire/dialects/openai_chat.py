@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from streamscope.core.wire.conversation import Conversation, merge_extra_body
+from streamscope.core.wire.conversation import Conversation, merge_extra_body, settle_tool_calls
 from streamscope.core.wire.dialects.base import (
     DialectDefaults,
     Evidence,
@@ -258,7 +258,7 @@ class OpenAIChat(DialectDefaults):
         messages: list[dict[str, Any]] = []
         if conv.system:
             messages.append({"role": "system", "content": conv.system})
-        for msg in conv.messages:
+        for msg in settle_tool_calls(conv.messages):
             if msg.role == "tool":
                 messages.append(
                     {"role": "tool", "tool_call_id": msg.tool_call_id, "content": msg.text}

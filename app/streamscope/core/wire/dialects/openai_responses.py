@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from streamscope.core.wire.conversation import Conversation, merge_extra_body
+from streamscope.core.wire.conversation import Conversation, merge_extra_body, settle_tool_calls
 from streamscope.core.wire.dialects.base import (
     DialectDefaults,
     Evidence,
@@ -208,7 +208,7 @@ class OpenAIResponses(DialectDefaults):
         extra_headers: Mapping[str, str] | None = None,
     ) -> RequestSpec:
         items: list[dict[str, Any]] = []
-        for msg in conv.messages:
+        for msg in settle_tool_calls(conv.messages):
             if msg.role == "tool":
                 items.append(
                     {
@@ -234,6 +234,9 @@ class OpenAIResponses(DialectDefaults):
                     "name": t.name,
                     "description": t.description,
                     "parameters": dict(t.parameters),
+                    # (required by the SDK's FunctionToolParam: left out, Responses makes a
+                    # function strict, and most schemas are not written for strict mode)
+                    "strict": False,
                 }
                 for t in conv.tools
             ]
