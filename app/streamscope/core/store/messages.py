@@ -63,9 +63,12 @@ class MessageRows(StoreConnection):
                 for r in results
             ]
 
-    def begin_assistant_message(self, conv_id: int, *, alternative_of: int | None = None) -> int:
+    def begin_assistant_message(
+        self, conv_id: int, *, alternative_of: int | None = None, model: str | None = None
+    ) -> int:
         """A new assistant message in status ``streaming``. ``alternative_of``: the id of
-        an earlier answer this one regenerates (it becomes the chosen alternative)."""
+        an earlier answer this one regenerates (it becomes the chosen alternative);
+        ``model``: the model the request asks for."""
         with self._tx() as db:
             msg_id, _ = self._insert_message(db, conv_id, "assistant")
             group = msg_id
@@ -76,9 +79,9 @@ class MessageRows(StoreConnection):
                 group = row[0] if row else alternative_of
                 db.execute("UPDATE turns SET chosen = 0 WHERE alt_group = ?", (group,))
             db.execute(
-                "INSERT INTO turns (message_id, status, alt_group, chosen)"
-                " VALUES (?, 'streaming', ?, 1)",
-                (msg_id, group),
+                "INSERT INTO turns (message_id, status, alt_group, chosen, model)"
+                " VALUES (?, 'streaming', ?, 1, ?)",
+                (msg_id, group, model),
             )
         return msg_id
 

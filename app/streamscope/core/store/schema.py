@@ -9,6 +9,7 @@ Version 1: conversations, messages, turns, captures.
 Version 2: soft delete (``conversations.deleted_at``), per-conversation tool definitions,
 regenerated alternatives (``turns.alt_group``/``chosen``), token counts and stream facts
 on turns, and the indexes the list and paging queries use.
+Version 3: the model each answer asked for (``turns.model``; ``NULL`` for older answers).
 """
 
 from __future__ import annotations
@@ -77,7 +78,11 @@ CREATE INDEX turns_status ON turns (status);
 CREATE INDEX turns_capture ON turns (capture_id);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+_V3 = """
+ALTER TABLE turns ADD COLUMN model TEXT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -73,6 +73,8 @@ class ChatSession:
         self.history = ChatHistory()
         self.conversation_id: int | None = None
         self.title = ""
+        self.model: str | None = None
+        """The model the conversation last used (as saved with it)."""
         self.has_more = False
         self.tools: tuple[ToolDefinition, ...] = ()
         self.loaded_messages: list[StoredMessage] = []
@@ -86,6 +88,7 @@ class ChatSession:
         stored = store.load_conversation(conversation_id, limit=limit)
         session.conversation_id = conversation_id
         session.title = stored.summary.title
+        session.model = stored.summary.model
         session.has_more = stored.has_more
         session.tools = tuple(stored.tools)
         session.loaded_messages = list(stored.messages)
@@ -102,10 +105,12 @@ class ChatSession:
 
     def user_sent(self, text: str, *, endpoint_name: str, model: str) -> None:
         self.history.add_user(text)
+        self.model = model
+        if not self.title:  # (named by its first message, saved or not)
+            self.title = text.strip().splitlines()[0][:60] if text.strip() else "Untitled"
         if self.store is None:
             return
         if self.conversation_id is None:
-            self.title = text.strip().splitlines()[0][:60] if text.strip() else "Untitled"
             self.conversation_id = self.store.create_conversation(
                 self.title, endpoint_name=endpoint_name, model=model, tools=self.tools
             )
@@ -138,14 +143,16 @@ class ChatSession:
 
     # -- the answer ----------------------------------------------------------------------
 
-    def answer_started(self, *, alternative: bool, scrubber: Scrubber | None = None) -> None:
+    def answer_started(
+        self, *, alternative: bool, scrubber: Scrubber | None = None, model: str | None = None
+    ) -> None:
         """An answer starts streaming (``scrubber``: the request's secrets, masked in what
-        is saved)."""
+        is saved; ``model``: the model it asks for)."""
         message_id = None
         if self.store is not None and self.conversation_id is not None:
             previous = self._answer_ids[-1][-1] if alternative and self._answer_ids else None
             message_id = self.store.begin_assistant_message(
-                self.conversation_id, alternative_of=previous
+                self.conversation_id, alternative_of=previous, model=model
             )
             if alternative and self._answer_ids:
                 self._answer_ids[-1].append(message_id)
