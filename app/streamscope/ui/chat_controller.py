@@ -4,13 +4,20 @@ chat view, the inspector and the status bar.
 The controller holds the current conversation (:class:`~streamscope.core.store.history.ChatHistory`)
 and never blocks the event loop: starting the demo server, reading the keyring and the turn
 itself all happen in tasks it owns and cancels.
+
+Each answer card knows its turn (:attr:`AssistantCard.turn_ref`); clicking it, paging to
+it or opening its conversation shows that turn in the inspector through the
+:class:`~streamscope.ui.inspector.turn_feed.InspectorFeed`, which the live turn feeds too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject, Signal
@@ -25,6 +32,8 @@ from streamscope.core.wire.conversation import ToolDefinition
 from streamscope.ui.chat_view import AssistantCard, ChatView
 from streamscope.ui.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
+from streamscope.ui.inspector.turn_feed import InspectorFeed
+from streamscope.ui.inspector.turn_header import TurnRef
 from streamscope.ui.status_panel import StatusPanel
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 
@@ -40,6 +49,27 @@ _log = logging.getLogger("streamscope.chat")
 WORKER_ENV = "STREAMSCOPE_WORKER"
 """Set to ``0`` to read and parse live turns on the UI thread instead of in the stream
 worker process (for debugging)."""
+
+
+MEMORY_CAPTURES = 50
+"""Without a profile, the captures of this many latest answers are kept (in memory)."""
+
+MEMORY_NOTE = (
+    "This turn's capture is not kept: without a profile, only the captures of the last"
+    f" {MEMORY_CAPTURES} answers are kept, in memory."
+)
+
+
+def _requested_model(capture: Capture) -> str:
+    """The model a captured request asked for (else its dialect)."""
+    import orjson
+
+    try:
+        body = orjson.loads(capture.request.body) if capture.request is not None else None
+    except orjson.JSONDecodeError:
+        body = None
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) and model else capture.dialect
 
 
 def _stream_worker() -> StreamWorker | None:
@@ -90,6 +120,11 @@ class ChatController(QObject):
         self.answer_cards: list[AssistantCard] = []
         self.last_capture: Capture | None = None
         self._replaying: Capture | None = None
+        self.feed = InspectorFeed(inspector, captures, self)
+        self.feed.shown.connect(self._on_feed_shown)
+        self._keep_captures = captures is None  # (no profile: captures live on the cards)
+        self._keys = itertools.count(1)
+        self._finished_card: AssistantCard | None = None  # (its capture is being written)
         self.runner.turnStarted.connect(self._on_runner_turn_started)
         self.runner.responseStarted.connect(self._on_runner_response_started)
         self.runner.turnProgressed.connect(self._on_runner_turn_progressed)
@@ -146,6 +181,7 @@ class ChatController(QObject):
         cards = self.answer_cards[-count:]
         for i, card in enumerate(cards):
             card.setVisible(i == index)
+        self.inspect(cards[index])
         self.historyChanged.emit()
 
     def send_tool_results(self, results: list[ToolResult]) -> None:
@@ -162,6 +198,9 @@ class ChatController(QObject):
             return False
         self._replaying = capture
         self._card = self.chat.begin_assistant_message(label)
+        ref = self._new_ref(_requested_model(capture), conversation=label)
+        self._watch(self._card, ref)
+        self.feed.live_started(ref)
         self.status.show_started(label)
         self.busyChanged.emit(True)
         self.runner.start_replay(capture, speed=speed)
@@ -178,6 +217,7 @@ class ChatController(QObject):
         if self._prepare is not None:
             await asyncio.gather(self._prepare, return_exceptions=True)
         await self.runner.wait()
+        await self.feed.aclose()
         await self.runner.aclose()
         await self.demo.aclose()
 
@@ -186,7 +226,7 @@ class ChatController(QObject):
         if self.busy:
             return
         self.session = session
-        self._rebuild_view()
+        self._rebuild_view(self._stored_refs())
 
     # -- a turn --------------------------------------------------------------------------
 
@@ -208,25 +248,29 @@ class ChatController(QObject):
             return False
         self.session.user_sent(user_text, endpoint_name=endpoint_name, model=model)
         self.chat.add_user_message(user_text)
-        self._begin_answer(label, status=label, alternative=False)
+        self._begin_answer(label, status=label, alternative=False, model=model)
         self.runner.start(spec, dialect=dialect, timeouts=timeouts, tls=tls)
         self.historyChanged.emit()
         return True
 
-    def _begin_answer(self, label: str, *, status: str, alternative: bool) -> None:
+    def _begin_answer(self, label: str, *, status: str, alternative: bool, model: str) -> None:
         self._card = self.chat.begin_assistant_message(label)
         self._card.resultsSubmitted.connect(self._on_card_results_submitted)
+        ref = self._new_ref(model)
+        self._watch(self._card, ref)
+        self.feed.live_started(ref)
         self.answer_cards.append(self._card)
-        self.session.answer_started(alternative=alternative)
+        self.session.answer_started(alternative=alternative, model=model)
         self.status.show_started(status)
         self.busyChanged.emit(True)
 
     def _start_turn(self, *, alternative: bool = False) -> None:
         endpoint = self._endpoint()
-        label = f"{endpoint.model or endpoint.name}"
+        model = endpoint.model or endpoint.name
+        label = model
         if alternative:
             label += f" · answer {self.history.alternatives()[1] + 1}"
-        self._begin_answer(label, status=endpoint.name, alternative=alternative)
+        self._begin_answer(label, status=endpoint.name, alternative=alternative, model=model)
         self._prepare = asyncio.ensure_future(self._launch(endpoint))
         self._prepare.add_done_callback(self._on_prepare_done)
 
@@ -271,6 +315,10 @@ class ChatController(QObject):
         turn = Turn(outcome=Outcome.ERROR, reason=message)
         if self._card is not None:
             self._card.finish(turn)
+            note = f"Nothing was sent, so nothing was captured. {message}"
+            ref = self._update_ref(self._card, outcome=Outcome.ERROR, note=note)
+            if ref is not None:
+                self.feed.live_finished(turn, ref)
         self.session.answer_finished(turn)
         self.status.show_message(message)
         self.busyChanged.emit(False)
@@ -278,12 +326,15 @@ class ChatController(QObject):
     # -- runner signals -----------------------------------------------------------------
 
     def _on_runner_turn_started(self, start: TurnStart) -> None:
-        self.inspector.begin_turn(start)
+        card = self._card
+        if card is not None and card.turn_ref is not None:
+            card.turn_ref = replace(card.turn_ref, capture_id=start.capture_id)
+            self.feed.live_request(start, card.turn_ref)
         if self._replaying is None:
             self.session.answer_request(start.scrubber, start.capture_id)
 
     def _on_runner_response_started(self, status: int, headers: list[tuple[str, str]]) -> None:
-        self.inspector.set_response(status, headers)
+        self.feed.live_response(status, headers)
 
     def _on_runner_turn_progressed(self, batch: ProgressBatch) -> None:
         at_bottom = self.chat.is_at_bottom()
@@ -293,17 +344,20 @@ class ChatController(QObject):
                 self._card.take(delta)
             if self._replaying is None:
                 self.session.answer_progressed(delta)
-        self.inspector.add_progress(batch)
+        self.feed.live_progress(batch)
         self.status.show_progress(batch)
         if at_bottom:
             self.chat.scroll_to_bottom()
 
     def _on_runner_turn_finished(self, turn: Turn) -> None:
         at_bottom = self.chat.is_at_bottom()
+        self._finished_card = self._card
         if self._card is not None:
             self._card.finish(turn)
-        self.inspector.finish_turn(turn)
-        self.status.show_turn(turn, len(self.inspector.frames_model.log))
+            ref = self._update_ref(self._card, outcome=turn.outcome)
+            if ref is not None:
+                self.feed.live_finished(turn, ref)
+        self.status.show_turn(turn, self.feed.live_frames())
         replayed, self._replaying = self._replaying, None
         if replayed is None:
             redacted = self.session.answer_finished(turn, self.runner.capture_id)
@@ -317,24 +371,96 @@ class ChatController(QObject):
 
     def _on_runner_turn_recorded(self, capture: Capture) -> None:
         self.last_capture = capture
+        card, self._finished_card = self._finished_card, None
+        if card is None or card.turn_ref is None:
+            return
+        if self._keep_captures or card.turn_ref.capture_id is None:  # (kept in memory only)
+            self._update_ref(card, capture=capture)
+            kept = [c for c in self.answer_cards if c.turn_ref and c.turn_ref.capture]
+            for old in kept[:-MEMORY_CAPTURES]:
+                self._update_ref(old, capture=None, note=MEMORY_NOTE)
 
     def _on_card_results_submitted(self, results: list[tuple[str, str, str]]) -> None:
         self.send_tool_results([ToolResult(id or None, name, text) for id, name, text in results])
 
+    # -- the inspector -------------------------------------------------------------------
+
+    def inspect(self, card: AssistantCard) -> None:
+        """Show ``card``'s turn in the inspector."""
+        if card.turn_ref is not None:
+            self.feed.show(card.turn_ref)
+
+    def _new_ref(self, model: str, *, conversation: str | None = None) -> TurnRef:
+        title = conversation if conversation is not None else self.session.title
+        return TurnRef(next(self._keys), title, time.time(), model)
+
+    def _watch(self, card: AssistantCard, ref: TurnRef) -> None:
+        card.turn_ref = ref
+        card.inspectRequested.connect(lambda: self.inspect(card))
+
+    def _update_ref(self, card: AssistantCard, **changes: object) -> TurnRef | None:
+        if card.turn_ref is None:
+            return None
+        card.turn_ref = replace(card.turn_ref, **changes)  # type: ignore[arg-type]
+        self.feed.update(card.turn_ref)
+        return card.turn_ref
+
+    def _on_feed_shown(self, key: int) -> None:
+        for card in self.answer_cards:
+            card.set_selected(card.turn_ref is not None and card.turn_ref.key == key)
+        if self._card is not None and self._card not in self.answer_cards:  # (a replay)
+            ref = self._card.turn_ref
+            self._card.set_selected(ref is not None and ref.key == key)
+
+    def _stored_refs(self) -> list[TurnRef]:
+        """The turns of the conversation's saved answers, in order (as the chat shows them)."""
+        session = self.session
+        refs = []
+        for message in session.loaded_messages:
+            if message.role != "assistant":
+                continue
+            stored = message.turn
+            refs.append(
+                TurnRef(
+                    next(self._keys),
+                    session.title,
+                    message.created,
+                    (stored.model if stored else None) or session.model or "assistant",
+                    stored.outcome if stored else None,
+                    stored.capture_id if stored else None,
+                )
+            )
+        return refs
+
     # -- view ----------------------------------------------------------------------------
 
-    def _rebuild_view(self) -> None:
-        """Redraw the chat from the history (after an edit or a conversation switch)."""
+    def _rebuild_view(self, refs: list[TurnRef] | None = None) -> None:
+        """Redraw the chat from the history (after an edit or a conversation switch) and
+        show its last answer in the inspector. ``refs``: the answers' turns, in order
+        (default: those of the cards shown until now)."""
+        if refs is None:
+            refs = [c.turn_ref for c in self.answer_cards if c.turn_ref is not None]
         self.chat.clear()
         self.answer_cards = []
+        shown: AssistantCard | None = None
         for kind, payload in self.history.entries():
             if kind == "user":
                 self.chat.add_user_message(str(payload))
             elif kind == "answers":
                 answers, chosen = cast(tuple[list[Turn], int], payload)
                 for i, turn in enumerate(answers):
-                    card = self.chat.begin_assistant_message(turn.model or "assistant")
+                    n = len(self.answer_cards)
+                    ref = refs[n] if n < len(refs) else self._new_ref(turn.model or "assistant")
+                    label = ref.model + (f" · answer {i + 1}" if i else "")
+                    card = self.chat.begin_assistant_message(label)
                     card.show_turn(turn)
                     card.setVisible(i == chosen)
+                    self._watch(card, ref)
                     self.answer_cards.append(card)
+                    if i == chosen:
+                        shown = card
+        if shown is not None:
+            self.inspect(shown)
+        else:
+            self.feed.clear("No turn in this conversation yet")
         self.historyChanged.emit()

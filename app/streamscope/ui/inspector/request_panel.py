@@ -18,6 +18,9 @@ from streamscope.ui.turn_runner import TurnStart
 
 __all__ = ["RequestPanel", "pretty_body"]
 
+REQUEST_HINT = "The request appears here when a turn starts."
+RESPONSE_HINT = "Waiting for the response headers."
+
 
 def pretty_body(body: bytes) -> str:
     """The body as indented JSON, or as text when it is not JSON."""
@@ -52,8 +55,8 @@ class RequestPanel(QWidget):
             view.setReadOnly(True)
             view.setFont(mono)
             view.setUndoRedoEnabled(False)
-        self.request_view.setPlaceholderText("The request appears here when a turn starts.")
-        self.response_view.setPlaceholderText("Waiting for the response headers.")
+        self.request_view.setPlaceholderText(REQUEST_HINT)
+        self.response_view.setPlaceholderText(RESPONSE_HINT)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(_titled("Request", self.request_view))
         split.addWidget(_titled("Response", self.response_view))
@@ -72,6 +75,15 @@ class RequestPanel(QWidget):
         )
         self.request_view.setPlainText(text)
         self.response_view.clear()
+        self.request_view.setPlaceholderText(REQUEST_HINT)
+        self.response_view.setPlaceholderText(RESPONSE_HINT)
+
+    def clear(self, message: str = "") -> None:
+        """Show no request (``message``: why, in place of the usual hints)."""
+        self.request_view.clear()
+        self.response_view.clear()
+        self.request_view.setPlaceholderText(message or REQUEST_HINT)
+        self.response_view.setPlaceholderText(message or RESPONSE_HINT)
 
     def show_response(self, status: int, headers: list[tuple[str, str]]) -> None:
         self.response_view.setPlainText(f"HTTP {status}\n{_header_lines(headers)}")
