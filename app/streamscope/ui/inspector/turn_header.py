@@ -138,7 +138,9 @@ class TurnHeader(QWidget):
         colour = self.palette().color(QPalette.ColorRole.PlaceholderText)
         if ref.outcome is not None:
             colour = outcome_colour(ref.outcome, self.palette())
-        self.live_mark.setStyleSheet(f"color: {outcome_colour(Outcome.ERROR, self.palette())};")
+        self.live_mark.setStyleSheet(
+            f"color: {outcome_colour(Outcome.ERROR, self.palette()).name()};"
+        )
         self.badge.setStyleSheet(f"color: {colour.name()}; font-weight: 600;")
         self.title.set_full_text(" · ".join(words) + " ·")
         self.badge.setText(badge)
