@@ -29,7 +29,7 @@ from streamscope.core.store.database import Store
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.answer_card import AssistantCard
-from streamscope.ui.inspector.turn_feed import NO_CAPTURE
+from streamscope.ui.inspector.turn_feed import NO_CAPTURE, capture_gone
 from streamscope.ui.main_window import MainWindow
 
 DEMO, DEMO_FRAMES = "First question about streams", 108
@@ -167,7 +167,9 @@ def test_switching_conversation_shows_its_last_turn_and_new_clears(
     alpha = window.controller.session.conversation_id
     alpha_frames = frames_of(window)
 
+    assert window.status.text().startswith("Completed · stop · ")
     window.switcher.new_conversation()  # the inspector is cleared, nothing stale stays
+    assert window.status.text() == "Ready"
     assert header.text() == "No turn in this conversation yet"
     assert inspector.frames_model.rowCount() == 0
     assert inspector.frames_panel.count_label.text() == "0 frames · 0 B"
@@ -244,7 +246,7 @@ def test_a_turn_without_its_capture_says_so_and_shows_nothing_stale(
     assert inspector.toolcalls_panel.call_count() == 2  # (what is shown now)
 
     click(qtbot, aloop, window, cards[0])
-    assert header.note.text() == f"{NO_CAPTURE}\n(No file {path}.)"
+    assert header.note.text() == capture_gone(path)
     assert header.note.isVisibleTo(header)
     assert header.text().startswith(f"{DEMO} · ")  # the turn is named
     assert header.text().endswith(" · demo · ✓ completed")

@@ -227,6 +227,7 @@ class ChatController(QObject):
             return
         self.session = session
         self._rebuild_view(self._stored_refs())
+        self.status.show_message("Ready")  # (it spoke of a turn of the conversation left)
 
     # -- a turn --------------------------------------------------------------------------
 

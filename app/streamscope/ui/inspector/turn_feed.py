@@ -40,15 +40,23 @@ if TYPE_CHECKING:
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.capture.format import Capture
 
-__all__ = ["NO_CAPTURE", "InspectorFeed"]
+__all__ = ["NO_CAPTURE", "InspectorFeed", "capture_gone"]
 
 _log = logging.getLogger("streamscope.ui")
 
 NO_CAPTURE = (
     "No capture for this turn: it was saved before captures were kept, or its capture was"
     " removed to keep the capture folder under its size limit. Its text and outcome are in"
-    " the chat; its frames, request and timings are not kept."
+    " the chat; its frames, request and timings were not kept."
 )
+
+
+def capture_gone(path: object) -> str:
+    """What the inspector says when a turn's capture file is not where it was written."""
+    return (
+        f"This turn's capture file is gone ({path}): its frames, request and timings cannot"
+        " be shown. Its text and outcome are in the chat."
+    )
 
 
 class InspectorFeed(QObject):
@@ -248,7 +256,7 @@ class InspectorFeed(QObject):
             try:  # a 100 MB capture takes a while: read it off the UI thread
                 capture = await asyncio.get_running_loop().run_in_executor(self._io, read)
             except FileNotFoundError:
-                self._show_missing(f"{NO_CAPTURE}\n(No file {path}.)")
+                self._show_missing(capture_gone(path))
                 return
             except (OSError, CaptureError, ValueError) as exc:
                 _log.warning("could not read capture %s: %s", path, exc)

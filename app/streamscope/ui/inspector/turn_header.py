@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QPalette, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
@@ -63,18 +63,29 @@ def describe_turn(ref: TurnRef) -> list[str]:
 
 
 class _ElidedLabel(QLabel):
-    """One line of plain text, elided to the width it gets (never widens its parent)."""
+    """One line of plain text, elided to the width it gets (asks for its whole width, makes
+    do with a few characters: never widens its parent)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._full = ""
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.setTextFormat(Qt.TextFormat.PlainText)
 
     def set_full_text(self, text: str) -> None:
         self._full = text
         self.setToolTip(text)
+        self.updateGeometry()
         self._elide()
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        return QSize(self.fontMetrics().horizontalAdvance(self._full) + 4, hint.height())
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        width = min(self.fontMetrics().horizontalAdvance(self._full), 60)
+        return QSize(width, hint.height())
 
     def full_text(self) -> str:
         return self._full
@@ -101,6 +112,8 @@ class TurnHeader(QWidget):
         font = self.title.font()
         font.setBold(True)
         self.title.setFont(font)
+        self.meta = QLabel(self)  # time and model: never elided
+        self.meta.setTextFormat(Qt.TextFormat.PlainText)
         self.badge = QLabel(self)
         self.badge.setTextFormat(Qt.TextFormat.PlainText)
         self.state = QLabel(self)
@@ -114,15 +127,24 @@ class TurnHeader(QWidget):
         self.note.setStyleSheet(
             "QLabel { background: rgba(128, 128, 128, 40); border-radius: 3px; padding: 4px; }"
         )
-        for widget in (self.live_mark, self.badge, self.state, self.back_button, self.note):
+        for widget in (
+            self.live_mark,
+            self.meta,
+            self.badge,
+            self.state,
+            self.back_button,
+            self.note,
+        ):
             widget.hide()
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(6)
         row.addWidget(self.live_mark)
-        row.addWidget(self.title, 1)
+        row.addWidget(self.title)
+        row.addWidget(self.meta)
         row.addWidget(self.badge)
         row.addWidget(self.state)
+        row.addStretch(1)
         row.addWidget(self.back_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 2)
@@ -133,7 +155,7 @@ class TurnHeader(QWidget):
 
     def show_turn(self, ref: TurnRef, *, live: bool, state: str = "") -> None:
         """Name ``ref`` (``live``: the turn streaming now); ``state`` e.g. "loading…"."""
-        *words, badge = describe_turn(ref)
+        title, *meta, badge = describe_turn(ref)
         self.live_mark.setVisible(live and ref.outcome is None)
         colour = self.palette().color(QPalette.ColorRole.PlaceholderText)
         if ref.outcome is not None:
@@ -142,14 +164,17 @@ class TurnHeader(QWidget):
             f"color: {outcome_colour(Outcome.ERROR, self.palette()).name()};"
         )
         self.badge.setStyleSheet(f"color: {colour.name()}; font-weight: 600;")
-        self.title.set_full_text(" · ".join(words) + " ·")
+        self.title.set_full_text(title)
+        self.meta.setText("· " + " · ".join(meta) + " ·")
         self.badge.setText(badge)
+        self.meta.show()
         self.badge.show()
         self.set_state(state)
 
     def show_nothing(self, text: str) -> None:
         """No turn is shown: ``text`` says why (e.g. "No turn in this conversation yet")."""
         self.live_mark.hide()
+        self.meta.hide()
         self.badge.hide()
         self.title.set_full_text(text)
         self.set_state("")
@@ -173,4 +198,4 @@ class TurnHeader(QWidget):
         if self.badge.isHidden():
             return title
         live = "● live · " if not self.live_mark.isHidden() else ""
-        return f"{live}{title} {self.badge.text()}"
+        return f"{live}{title} {self.meta.text()} {self.badge.text()}"
