@@ -88,12 +88,16 @@ def send(window: MainWindow, aloop: qasync.QEventLoop, model: str, text: str) ->
     window.model_combo.setCurrentText(model)
     window.composer.editor.setPlainText(text)
     window.composer._on_submit()
+    return answer(window, aloop)
+
+
+def answer(window: MainWindow, aloop: qasync.QEventLoop) -> Turn:
+    """Wait for the answer to what was just sent (its request is prepared first)."""
 
     async def wait() -> Turn:
-        await asyncio.sleep(0.05)
-        for _ in range(600):
-            if not window.controller.busy and window.controller.runner.last_turn is not None:
-                break
+        deadline = time.monotonic() + 60  # (generous: the machine may be busy)
+        while window.controller.busy:
+            assert time.monotonic() < deadline, "no answer"
             await asyncio.sleep(0.01)
         turn = await window.controller.runner.wait()
         assert turn is not None
@@ -457,7 +461,7 @@ def test_reloaded_answer_cards_keep_their_model(
     send(window, aloop, "demo", DEMO)
     window.model_combo.setCurrentText("demo-length")
     window.controller.regenerate()
-    aloop.run_until_complete(window.controller.runner.wait())
+    answer(window, aloop)
     live = [c.title.text() for c in window.controller.answer_cards]
     assert live == ["demo", "demo-length · answer 2"]
     close(aloop, window)
@@ -531,9 +535,44 @@ def test_the_model_chosen_is_remembered_per_endpoint(
     assert again.model_combo.currentText() == "demo-tools"
     again.composer.editor.setPlainText(TOOLS)
     again.composer._on_submit()
-    aloop.run_until_complete(asyncio.sleep(0.05))
-    turn = aloop.run_until_complete(again.controller.runner.wait())
-    assert turn is not None and turn.finish_reason == "tool_calls"  # it went to demo-tools
+    turn = answer(again, aloop)
+    assert turn.finish_reason == "tool_calls"  # it went to demo-tools
     capture = again.controller.last_capture
     assert capture is not None and capture.request is not None
     assert b'"model":"demo-tools"' in capture.request.body.replace(b" ", b"")
+
+
+def test_the_header_elides_the_title_first_and_never_widens_the_inspector(qtbot: QtBot) -> None:
+    from streamscope.ui.inspector.inspector import InspectorPanel
+    from streamscope.ui.inspector.turn_header import TurnRef
+
+    inspector = InspectorPanel()
+    dock = inspector.container()
+    qtbot.addWidget(dock)
+    empty_minimum = dock.minimumSizeHint().width()
+    header, line = inspector.header, inspector.header.title
+    title = "A conversation with a long title about streams, tokens and everything else"
+    started = time.mktime((2026, 11, 29, 14, 3, 12, 0, 0, -1))  # (not today: with its date)
+    ref = TurnRef(7, title, started, "gpt-4o-mini-2024-07-18", Outcome.COMPLETED, "c1")
+    header.show_turn(ref, live=False)
+    header.set_live_elsewhere(True)
+    header.set_note(capture_gone("/home/someone/.local/share/streamscope/captures/c1.sscap"))
+    assert dock.minimumSizeHint().width() == empty_minimum  # the header asks for no width
+    facts = "· 2026-11-29 14:03 · gpt-4o-mini-2024-07-18 ·"
+    assert header.text() == f"{title} {facts} ✓ completed"
+    assert line.toolTip() == f"{title} {facts}"
+    assert line.shown(2000) == (title, facts)
+    wide = line.sizeHint().width()
+    assert line.shown(wide) == (title, facts)
+    shown_title, shown_facts = line.shown(wide - 60)  # short of room: the title gives way
+    assert shown_facts == facts
+    assert shown_title.endswith("…") and title.startswith(shown_title[:-1])
+    shown_title, shown_facts = line.shown(80)  # the title down to a few letters: facts too
+    assert shown_title.endswith("…") and len(shown_title) < 10
+    assert shown_facts.endswith("…") and facts.startswith(shown_facts[:-1])
+
+    dock.resize(empty_minimum, 600)  # the narrowest inspector: still one line of title
+    dock.show()
+    qtbot.waitExposed(dock)
+    assert header.title.height() == line.minimumSizeHint().height()
+    assert header.width() <= empty_minimum

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QPalette, QResizeEvent
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from streamscope.core.turn.outcome import Outcome
@@ -62,41 +62,77 @@ def describe_turn(ref: TurnRef) -> list[str]:
     return [ref.conversation or "Untitled", turn_clock(ref.started), ref.model or "?", badge]
 
 
-class _ElidedLabel(QLabel):
-    """One line of plain text, elided to the width it gets (asks for its whole width, makes
-    do with a few characters: never widens its parent)."""
+class _TitleLine(QWidget):
+    """The header's words on one line: the title (bold) and the facts after it (time, model).
+    Asks for its whole width but makes do with a few characters, so it never widens the
+    inspector. Short of room, the title is elided first; the facts only once the title is
+    down to a few characters."""
+
+    MIN_TITLE = 48
+    """Pixels of title kept before the facts are elided too."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._full = ""
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
-        self.setTextFormat(Qt.TextFormat.PlainText)
+        self._title = ""
+        self._meta = ""
+        self._bold = QFont(self.font())
+        self._bold.setBold(True)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
-    def set_full_text(self, text: str) -> None:
-        self._full = text
-        self.setToolTip(text)
+    def set_text(self, title: str, meta: str = "") -> None:
+        self._title, self._meta = title, meta
+        self.setToolTip(f"{title} {meta}".strip())
         self.updateGeometry()
-        self._elide()
-
-    def sizeHint(self) -> QSize:
-        hint = super().sizeHint()
-        return QSize(self.fontMetrics().horizontalAdvance(self._full) + 4, hint.height())
-
-    def minimumSizeHint(self) -> QSize:
-        hint = super().minimumSizeHint()
-        width = min(self.fontMetrics().horizontalAdvance(self._full), 60)
-        return QSize(width, hint.height())
+        self.update()
 
     def full_text(self) -> str:
-        return self._full
+        return self._title
 
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._elide()
+    def meta_text(self) -> str:
+        return self._meta
 
-    def _elide(self) -> None:
-        metrics = self.fontMetrics()
-        self.setText(metrics.elidedText(self._full, Qt.TextElideMode.ElideRight, self.width()))
+    def shown(self, width: int | None = None) -> tuple[str, str]:
+        """The title and the facts as drawn at ``width`` (default: the current one)."""
+        width = self.width() if width is None else width
+        bold, plain = QFontMetrics(self._bold), self.fontMetrics()
+        title_w = bold.horizontalAdvance(self._title)
+        meta_w = plain.horizontalAdvance(self._meta) + self._gap() if self._meta else 0
+        elide = Qt.TextElideMode.ElideRight
+        if title_w + meta_w <= width:
+            return self._title, self._meta
+        if width - meta_w >= self.MIN_TITLE or not self._meta:
+            return bold.elidedText(self._title, elide, width - meta_w), self._meta
+        room = min(title_w, self.MIN_TITLE)
+        title = bold.elidedText(self._title, elide, room)
+        return title, plain.elidedText(self._meta, elide, width - room - self._gap())
+
+    def _gap(self) -> int:
+        return self.fontMetrics().horizontalAdvance(" ")
+
+    def sizeHint(self) -> QSize:
+        title_w = QFontMetrics(self._bold).horizontalAdvance(self._title)
+        meta_w = self.fontMetrics().horizontalAdvance(self._meta) + self._gap() if self._meta else 0
+        return QSize(title_w + meta_w + 2, self._height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(min(self.sizeHint().width(), self.MIN_TITLE), self._height())
+
+    def _height(self) -> int:
+        return max(QFontMetrics(self._bold).height(), self.fontMetrics().height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        title, meta = self.shown()
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+        rect = self.rect()
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        painter.setFont(self._bold)
+        painter.drawText(rect, flags, title)
+        if meta:
+            left = QFontMetrics(self._bold).horizontalAdvance(title) + self._gap()
+            painter.setFont(self.font())
+            painter.drawText(rect.adjusted(left, 0, 0, 0), flags, meta)
+        painter.end()
 
 
 class TurnHeader(QWidget):
@@ -108,12 +144,7 @@ class TurnHeader(QWidget):
         super().__init__(parent)
         self.setObjectName("TurnHeader")
         self.live_mark = QLabel("● live", self)
-        self.title = _ElidedLabel(self)
-        font = self.title.font()
-        font.setBold(True)
-        self.title.setFont(font)
-        self.meta = QLabel(self)  # time and model: never elided
-        self.meta.setTextFormat(Qt.TextFormat.PlainText)
+        self.title = _TitleLine(self)
         self.badge = QLabel(self)
         self.badge.setTextFormat(Qt.TextFormat.PlainText)
         self.state = QLabel(self)
@@ -129,7 +160,6 @@ class TurnHeader(QWidget):
         )
         for widget in (
             self.live_mark,
-            self.meta,
             self.badge,
             self.state,
             self.back_button,
@@ -141,7 +171,6 @@ class TurnHeader(QWidget):
         row.setSpacing(6)
         row.addWidget(self.live_mark)
         row.addWidget(self.title)
-        row.addWidget(self.meta)
         row.addWidget(self.badge)
         row.addWidget(self.state)
         row.addStretch(1)
@@ -164,19 +193,16 @@ class TurnHeader(QWidget):
             f"color: {outcome_colour(Outcome.ERROR, self.palette()).name()};"
         )
         self.badge.setStyleSheet(f"color: {colour.name()}; font-weight: 600;")
-        self.title.set_full_text(title)
-        self.meta.setText("· " + " · ".join(meta) + " ·")
+        self.title.set_text(title, "· " + " · ".join(meta) + " ·")
         self.badge.setText(badge)
-        self.meta.show()
         self.badge.show()
         self.set_state(state)
 
     def show_nothing(self, text: str) -> None:
         """No turn is shown: ``text`` says why (e.g. "No turn in this conversation yet")."""
         self.live_mark.hide()
-        self.meta.hide()
         self.badge.hide()
-        self.title.set_full_text(text)
+        self.title.set_text(text)
         self.set_state("")
 
     def set_state(self, state: str) -> None:
@@ -198,4 +224,4 @@ class TurnHeader(QWidget):
         if self.badge.isHidden():
             return title
         live = "● live · " if not self.live_mark.isHidden() else ""
-        return f"{live}{title} {self.meta.text()} {self.badge.text()}"
+        return f"{live}{title} {self.title.meta_text()} {self.badge.text()}"
