@@ -549,6 +549,8 @@ def test_the_header_elides_the_title_first_and_never_widens_the_inspector(qtbot:
     inspector = InspectorPanel()
     dock = inspector.container()
     qtbot.addWidget(dock)
+    dock.show()
+    qtbot.waitExposed(dock)
     empty_minimum = dock.minimumSizeHint().width()
     header, line = inspector.header, inspector.header.title
     title = "A conversation with a long title about streams, tokens and everything else"
@@ -557,6 +559,7 @@ def test_the_header_elides_the_title_first_and_never_widens_the_inspector(qtbot:
     header.show_turn(ref, live=False)
     header.set_live_elsewhere(True)
     header.set_note(capture_gone("/home/someone/.local/share/streamscope/captures/c1.sscap"))
+    qtbot.wait(20)  # (the layouts are redone)
     assert dock.minimumSizeHint().width() == empty_minimum  # the header asks for no width
     facts = "· 2026-11-29 14:03 · gpt-4o-mini-2024-07-18 ·"
     assert header.text() == f"{title} {facts} ✓ completed"
@@ -572,7 +575,6 @@ def test_the_header_elides_the_title_first_and_never_widens_the_inspector(qtbot:
     assert shown_facts.endswith("…") and facts.startswith(shown_facts[:-1])
 
     dock.resize(empty_minimum, 600)  # the narrowest inspector: still one line of title
-    dock.show()
-    qtbot.waitExposed(dock)
+    qtbot.wait(20)
     assert header.title.height() == line.minimumSizeHint().height()
     assert header.width() <= empty_minimum
