@@ -578,3 +578,36 @@ def test_the_header_elides_the_title_first_and_never_widens_the_inspector(qtbot:
     qtbot.wait(20)
     assert header.title.height() == line.minimumSizeHint().height()
     assert header.width() <= empty_minimum
+
+
+def test_without_a_profile_the_latest_captures_are_kept_in_memory(
+    qtbot: QtBot, aloop: qasync.QEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamscope.ui import chat_controller
+
+    monkeypatch.setattr(chat_controller, "MEMORY_CAPTURES", 2)
+    window = MainWindow(demo_speed=25)  # no store, no capture folder
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        inspector, header = window.inspector, window.inspector.header
+        send(window, aloop, "demo", DEMO)
+        live_demo = frames_of(window)
+        send(window, aloop, "demo-tools", TOOLS)
+        first, second = window.controller.answer_cards
+        click(qtbot, aloop, window, first)
+        assert frames_of(window) == live_demo and not header.note.isVisibleTo(header)
+        assert header.text().endswith(" · demo · ✓ completed")
+        click(qtbot, aloop, window, second)
+        assert inspector.frames_model.rowCount() == TOOLS_FRAMES
+        assert inspector.toolcalls_panel.call_count() == 2
+
+        send(window, aloop, "demo", "A third question")  # the first answer's capture goes
+        click(qtbot, aloop, window, first)
+        assert header.note.text() == chat_controller.MEMORY_NOTE
+        assert inspector.frames_model.rowCount() == 0
+        click(qtbot, aloop, window, second)  # (still kept)
+        assert inspector.frames_model.rowCount() == TOOLS_FRAMES
+        assert not header.note.isVisibleTo(header)
+    finally:
+        aloop.run_until_complete(window.shutdown())
