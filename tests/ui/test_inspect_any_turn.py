@@ -129,6 +129,7 @@ def test_an_older_turn_opens_after_a_restart(
     first = open_window()
     send(first, aloop, "demo", DEMO)
     live_demo = frames_of(first)
+    demo_count = first.inspector.frames_panel.count_label.text()
     send(first, aloop, "demo-tools", TOOLS)
     live_tools = frames_of(first)
     assert (len(live_demo), len(live_tools)) == (DEMO_FRAMES, TOOLS_FRAMES)
@@ -149,6 +150,9 @@ def test_an_older_turn_opens_after_a_restart(
     assert header.text() == (f"{DEMO} · {clock(answers[0].created)} · demo · ✓ completed")
     assert second.inspector.frames_model.rowCount() == DEMO_FRAMES
     assert frames_of(second) == live_demo
+    size = sum(map(len, live_demo))
+    assert demo_count == f"{DEMO_FRAMES} frames · {size / 1024:.1f} KB"
+    assert second.inspector.frames_panel.count_label.text() == demo_count
     assert second.inspector.toolcalls_panel.call_count() == 0
     assert "No tool calls in this turn." in second.inspector.toolcalls_panel.header.text()
     request = second.inspector.request_panel.request_view.toPlainText()
