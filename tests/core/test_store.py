@@ -510,6 +510,41 @@ def test_the_version_3_migration_is_additive_and_idempotent(tmp_path: Path) -> N
         assert [r[1] for r in again._db.execute("PRAGMA table_info(turns)")][-1] == "model"
 
 
+def test_a_version_2_database_migrates_and_answers_keep_the_model_asked_for(
+    tmp_path: Path,
+) -> None:
+    """Version 3 adds ``turns.model``: older answers have none, new ones keep theirs."""
+    from streamscope.core.store.schema import MIGRATIONS
+
+    path = tmp_path / "v2.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE schema_version (version INTEGER NOT NULL, applied REAL);"
+        + "".join(MIGRATIONS[:2])
+        + "INSERT INTO schema_version VALUES (2, 0);"
+        + "INSERT INTO conversations (id, title, model, created, updated)"
+        " VALUES (1, 'Old', 'gpt-x', 1, 1);"
+        + "INSERT INTO messages (id, conversation_id, seq, role, text, created)"
+        " VALUES (1, 1, 0, 'assistant', 'hi', 1);"
+        + "INSERT INTO turns (message_id, status, outcome) VALUES (1, 'done', 'completed');"
+    )
+    db.commit()
+    db.close()
+    with Store(path) as store:
+        assert schema_version(store._db) == SCHEMA_VERSION == 3
+        (old,) = store.load_conversation(1).messages
+        assert old.turn is not None and old.turn.model is None
+        assert turn_from_stored(old).model is None
+        new = store.begin_assistant_message(1, model="demo-tools")
+        store.finish_assistant_message(new, Turn(text="ok", outcome=Outcome.COMPLETED))
+        again = store.begin_assistant_message(1, alternative_of=new, model="demo-length")
+        _, first, second = store.load_conversation(1).messages
+        assert first.turn is not None and first.turn.model == "demo-tools"
+        assert turn_from_stored(first).model == "demo-tools"
+        assert second.id == again and second.turn is not None
+        assert second.turn.model == "demo-length"
+
+
 def test_a_newer_database_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "new.db"
     db = sqlite3.connect(path)

@@ -5,9 +5,10 @@
 Starts Xvfb when there is no display (apt-get install xvfb imagemagick fonts-noto-cjk
 fonts-noto-color-emoji), opens StreamScope on a throw-away profile, sends one message per
 scenario and saves `import -window root` screenshots (one per scenario, plus each inspector
-tab for the first one, plus the Request tab for one that ended with an error body). A stall
-(`--scenario demo-stall`) is shot while it is still silent, once it has been silent 10 s,
-with its Timeline, then stopped. Not part of the test run.
+tab for the first one, plus the Request tab for one that ended with an error body), then starts
+the window again on that profile and opens its first answer (`old-turn-after-restart`). A
+stall (`--scenario demo-stall`) is shot while it is still silent, once it has been silent
+10 s, with its Timeline, then stopped. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ window.setGeometry(0, 0, 1440, 900)
 window.show()
 
 def shot(name):
-    app.processEvents()
+    # (no app.processEvents() here: called from a task, it would run other tasks inside it)
     subprocess.run(["import", "-window", "root", f"{out}/{name}.png"], check=True)
 
 async def main():
@@ -81,6 +82,30 @@ async def main():
                 shot(f"{scenario}-{window.inspector.tabText(tab).lower().replace(' ', '-')}")
             window.inspector.setCurrentIndex(0)
     await window.shutdown()
+    window.close()
+    await restart_and_open_an_old_turn()
+
+
+async def restart_and_open_an_old_turn():
+    # Scene: the app started again on the same profile (the last conversation reopens),
+    # its first answer clicked: that turn's frames in the inspector.
+    again = MainWindow(demo_speed=3.0, store=store, captures=captures)
+    again.setGeometry(0, 0, 1440, 900)
+    again.show()
+    await asyncio.sleep(1.0)
+    cards = again.controller.answer_cards
+    if cards:  # scrolled up to it and its footer clicked, as a person would
+        from PySide6.QtCore import QPoint, Qt
+        from PySide6.QtTest import QTest
+
+        again.chat.scroll_to(max(0, cards[0].y() - 60))
+        await asyncio.sleep(0.3)
+        QTest.mouseClick(cards[0].footer, Qt.MouseButton.LeftButton, pos=QPoint(4, 4))
+        if again.controller.feed.loading is not None:
+            await again.controller.feed.loading
+    await asyncio.sleep(1.0)
+    shot("old-turn-after-restart")
+    await again.shutdown()
 
 with loop:
     loop.run_until_complete(main())

@@ -135,6 +135,7 @@ def test_a_replayed_capture_is_held_once_not_copied_by_the_views(
     qtbot.addWidget(inspector)
     runner.turnStarted.connect(inspector.begin_turn)
     runner.turnProgressed.connect(inspector.add_progress)
+    runner.turnFinished.connect(inspector.finish_turn)  # (shows the last rows at once)
     recorder = SessionTurnsRecorder(runner)  # no owner's capture: it builds its own
 
     async def main(replayed: Capture) -> Turn | None:

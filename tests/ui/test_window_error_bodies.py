@@ -268,7 +268,7 @@ def test_the_line_cap_round_trips_through_the_network_tab(qtbot: QtBot, tmp_path
 
 
 def test_card_warnings_expand_and_a_malformed_frame_link_selects_it(
-    window: MainWindow, aloop: qasync.QEventLoop
+    window: MainWindow, aloop: qasync.QEventLoop, qtbot: QtBot
 ) -> None:
     turn = send(window, aloop, "demo-bad-json")
     assert turn.outcome is Outcome.COMPLETED and turn.malformed_frames == 1
@@ -293,10 +293,12 @@ def test_card_warnings_expand_and_a_malformed_frame_link_selects_it(
     box.list.linkActivated.emit(href)
     assert window.inspector.currentIndex() == TAB_FRAMES
     assert window.inspector.frames_panel.selected_row() == bad[0]
-    # a card whose turn is not in the inspector says so instead of selecting another's frame
+    # a card whose turn is not in the inspector: its turn is loaded, then the frame selected
     send(window, aloop, "demo")
+    assert window.inspector.frames_panel.selected_row() != bad[0]
     box.list.linkActivated.emit(href)
-    assert window.status.text() == "That frame is not in the inspector: it shows the last turn"
+    qtbot.waitUntil(lambda: window.inspector.frames_panel.selected_row() == bad[0], timeout=10000)
+    assert window.inspector.currentIndex() == TAB_FRAMES
 
 
 def _parses(frame: bytes) -> bool:

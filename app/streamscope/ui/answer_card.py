@@ -16,9 +16,10 @@ import html
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPalette, QTextCursor
+from PySide6.QtGui import QMouseEvent, QPalette, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from streamscope.core.turn.liveness import Liveness
@@ -44,6 +45,12 @@ __all__ = ["REASON_CHARS", "AssistantCard"]
 
 REASON_CHARS = 300
 """A longer reason is cut on the card (the whole of it in the tooltip, and in the footer's)."""
+if TYPE_CHECKING:
+    from streamscope.ui.inspector.turn_header import TurnRef
+
+__all__ = ["INSPECT_TIP", "AssistantCard"]
+
+INSPECT_TIP = "Click to show this turn in the Inspector"
 
 
 class AssistantCard(CardFrame):
@@ -59,6 +66,9 @@ class AssistantCard(CardFrame):
     """A "malformed frame" warning was clicked: its reason (see :class:`WarningsBox`)."""
     alternativeStepped = Signal(int)
     """◀ (-1) or ▶ (+1) of the card's "answer n/m" pager was clicked."""
+    inspectRequested = Signal()
+    """The card (its header, footer or margin: not its text) was clicked: show this turn
+    in the inspector."""
 
     def __init__(
         self,
@@ -71,6 +81,9 @@ class AssistantCard(CardFrame):
         self.clock = clock if clock is not None else default_clock()
         self.last_render_max_slice_ms = 0.0
         self.turn: Turn | None = None
+        self.turn_ref: TurnRef | None = None
+        """The turn this card shows, as the inspector finds it (set by the controller)."""
+        self._pressed = False
         self.calls: list[ToolCallState] = []
         self._source: list[str] = []
         self._source_text: str | None = ""
@@ -173,6 +186,9 @@ class AssistantCard(CardFrame):
         self.redacted_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.redacted_label.hide()
 
+        for clickable in (self.title, self.status, self.footer):
+            clickable.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.title.setToolTip(INSPECT_TIP)
         for widget in (
             self.reasoning_toggle,
             self.reasoning_pane,
@@ -331,7 +347,7 @@ class AssistantCard(CardFrame):
             f"<span style='color:{_muted(palette).name()}'>{rest}</span>"
         )
         tips = [turn.reason, *turn.warnings] if turn.reason else list(turn.warnings)
-        self.footer.setToolTip("\n".join(tips))
+        self.footer.setToolTip("\n".join([*tips, INSPECT_TIP]))
         self.footer.show()
         self.status.setText(f"<span style='color:{colour}'>{html.escape(parts[0])}</span>")
         if outcome is Outcome.COMPLETED:
@@ -347,6 +363,19 @@ class AssistantCard(CardFrame):
         self.partial_label.setToolTip(reason if shown != reason else "")
         self.partial_label.show()
         self.set_accent(outcome_colour(outcome, palette))
+
+    # -- clicks -------------------------------------------------------------------------
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        # (a press the text panes did not take: the header, footer, labels, margins)
+        self._pressed = event.button() is Qt.MouseButton.LeftButton
+        event.accept()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        pressed, self._pressed = self._pressed, False
+        if pressed and self.rect().contains(event.position().toPoint()):
+            self.inspectRequested.emit()
+        event.accept()
 
     # -- the card's job on the paint clock ----------------------------------------------
 

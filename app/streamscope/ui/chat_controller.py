@@ -10,14 +10,21 @@ text): sending the edited text adds it as a new version beside the original — 
 stay, one ◀ ▶ away on the message — and cancelling changes nothing. Tool calls left
 unanswered when the conversation goes on are said so on their card (the request answers them
 "not run": see :func:`~streamscope.core.wire.conversation.settle_tool_calls`).
+
+Each answer card knows its turn (:attr:`AssistantCard.turn_ref`); clicking it, paging to
+it or opening its conversation shows that turn in the inspector through the
+:class:`~streamscope.ui.inspector.turn_feed.InspectorFeed`, which the live turn feeds too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import logging
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -32,6 +39,8 @@ from streamscope.core.wire.conversation import ToolDefinition
 from streamscope.ui.chat_view import AssistantCard, ChatView, UserCard
 from streamscope.ui.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
+from streamscope.ui.inspector.turn_feed import InspectorFeed
+from streamscope.ui.inspector.turn_header import TurnRef
 from streamscope.ui.liveness_ticker import LivenessTicker
 from streamscope.ui.status_panel import StatusPanel
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
@@ -49,6 +58,27 @@ _log = logging.getLogger("streamscope.chat")
 WORKER_ENV = "STREAMSCOPE_WORKER"
 """Set to ``0`` to read and parse live turns on the UI thread instead of in the stream
 worker process (for debugging)."""
+
+
+MEMORY_CAPTURES = 50
+"""Without a profile, the captures of this many latest answers are kept (in memory)."""
+
+MEMORY_NOTE = (
+    "This turn's capture is not kept: without a profile, only the captures of the last"
+    f" {MEMORY_CAPTURES} answers are kept, in memory."
+)
+
+
+def _requested_model(capture: Capture) -> str:
+    """The model a captured request asked for (else its dialect)."""
+    import orjson
+
+    try:
+        body = orjson.loads(capture.request.body) if capture.request is not None else None
+    except orjson.JSONDecodeError:
+        body = None
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) and model else capture.dialect
 
 
 def _stream_worker() -> StreamWorker | None:
@@ -103,6 +133,13 @@ class ChatController(QObject):
         self.answer_cards: list[AssistantCard] = []
         self.last_capture: Capture | None = None
         self._replaying: Capture | None = None
+        self.feed = InspectorFeed(inspector, captures, self)
+        self.feed.shown.connect(self._on_feed_shown)
+        self.feed.loaded.connect(self._on_feed_loaded)
+        self._frame_wanted: tuple[int, str] | None = None  # (a frame to select once loaded)
+        self._keep_captures = captures is None  # (no profile: captures live on the cards)
+        self._keys = itertools.count(1)
+        self._finished_card: AssistantCard | None = None  # (its capture is being written)
         self.runner.turnStarted.connect(self._on_runner_turn_started)
         self.runner.responseStarted.connect(self._on_runner_response_started)
         self.runner.turnProgressed.connect(self._on_runner_turn_progressed)
@@ -212,6 +249,7 @@ class ChatController(QObject):
         for i, card in enumerate(cards):
             card.setVisible(i == index)
         self._sync_answer_pagers()
+        self.inspect(cards[index])
         self.historyChanged.emit()
 
     def _answer_steps(self) -> list[tuple[PathEntry, list[AssistantCard]]]:
@@ -256,6 +294,9 @@ class ChatController(QObject):
             return False
         self._replaying = capture
         self._card = self.chat.begin_assistant_message(label)
+        ref = self._new_ref(_requested_model(capture), conversation=label)
+        self._watch(self._card, ref)
+        self.feed.live_started(ref)
         self.status.show_started(label)
         self.busyChanged.emit(True)
         self.runner.start_replay(capture, speed=speed)
@@ -272,6 +313,7 @@ class ChatController(QObject):
         if self._prepare is not None:
             await asyncio.gather(self._prepare, return_exceptions=True)
         await self.runner.wait()
+        await self.feed.aclose()
         await self.runner.aclose()
         await self.demo.aclose()
 
@@ -286,7 +328,8 @@ class ChatController(QObject):
         self._editing_card = None
         if editing:
             self.editingChanged.emit(False)
-        self._rebuild_view()
+        self._rebuild_view(self._stored_refs())
+        self.status.show_message("Ready")  # (it spoke of a turn of the conversation left)
 
     # -- a turn --------------------------------------------------------------------------
 
@@ -307,12 +350,12 @@ class ChatController(QObject):
         if self.busy:
             return False
         self._add_user_message(user_text, endpoint_name=endpoint_name, model=model)
-        self._begin_answer(label, status=label, alternative=False)
+        self._begin_answer(label, status=label, alternative=False, model=model)
         self.runner.start(spec, dialect=dialect, timeouts=timeouts, tls=tls)
         self.historyChanged.emit()
         return True
 
-    def _begin_answer(self, label: str, *, status: str, alternative: bool) -> None:
+    def _begin_answer(self, label: str, *, status: str, alternative: bool, model: str) -> None:
         self._card = self.chat.begin_assistant_message(label)
         self._card.resultsSubmitted.connect(self._on_card_results_submitted)
         self._card.frameRequested.connect(
@@ -321,17 +364,21 @@ class ChatController(QObject):
         self._card.alternativeStepped.connect(
             functools.partial(self._on_answer_card_alternative_stepped, self._card)
         )
+        ref = self._new_ref(model)
+        self._watch(self._card, ref)
+        self.feed.live_started(ref)
         self.answer_cards.append(self._card)
-        self.session.answer_started(alternative=alternative)
+        self.session.answer_started(alternative=alternative, model=model)
         self.status.show_started(status)
         self.busyChanged.emit(True)
 
     def _start_turn(self, *, alternative: bool = False) -> None:
         endpoint = self._endpoint()
-        label = f"{endpoint.model or endpoint.name}"
+        model = endpoint.model or endpoint.name
+        label = model
         if alternative:
             label += f" · answer {self.history.alternatives()[1] + 1}"
-        self._begin_answer(label, status=endpoint.name, alternative=alternative)
+        self._begin_answer(label, status=endpoint.name, alternative=alternative, model=model)
         self._prepare = asyncio.ensure_future(self._launch(endpoint))
         self._prepare.add_done_callback(self._on_prepare_done)
 
@@ -376,6 +423,10 @@ class ChatController(QObject):
         turn = Turn(outcome=Outcome.ERROR, reason=message)
         if self._card is not None:
             self._card.finish(turn)
+            note = f"Nothing was sent, so nothing was captured. {message}"
+            ref = self._update_ref(self._card, outcome=Outcome.ERROR, note=note)
+            if ref is not None:
+                self.feed.live_finished(turn, ref)
         self.session.answer_finished(turn)
         self.status.show_message(message)
         self.busyChanged.emit(False)
@@ -385,12 +436,15 @@ class ChatController(QObject):
     def _on_runner_turn_started(self, start: TurnStart) -> None:
         if start.timeouts is not None:  # (a live turn: a replay's clock is the recording's)
             self.liveness.begin(start.t0, start.timeouts)
-        self.inspector.begin_turn(start)
+        card = self._card
+        if card is not None and card.turn_ref is not None:
+            card.turn_ref = replace(card.turn_ref, capture_id=start.capture_id)
+            self.feed.live_request(start, card.turn_ref)
         if self._replaying is None:
             self.session.answer_request(start.scrubber, start.capture_id)
 
     def _on_runner_response_started(self, status: int, headers: list[tuple[str, str]]) -> None:
-        self.inspector.set_response(status, headers)
+        self.feed.live_response(status, headers)
 
     def _on_runner_turn_progressed(self, batch: ProgressBatch) -> None:
         at_bottom = self.chat.is_at_bottom()
@@ -401,7 +455,7 @@ class ChatController(QObject):
                 self._card.take(delta)
             if self._replaying is None:
                 self.session.answer_progressed(delta)
-        self.inspector.add_progress(batch)
+        self.feed.live_progress(batch)
         self.status.show_progress(batch)
         if at_bottom:
             self.chat.scroll_to_bottom()
@@ -409,10 +463,13 @@ class ChatController(QObject):
     def _on_runner_turn_finished(self, turn: Turn) -> None:
         self.liveness.end()
         at_bottom = self.chat.is_at_bottom()
+        self._finished_card = self._card
         if self._card is not None:
             self._card.finish(turn)
-        self.inspector.finish_turn(turn)
-        self.status.show_turn(turn, len(self.inspector.frames_model.log))
+            ref = self._update_ref(self._card, outcome=turn.outcome)
+            if ref is not None:
+                self.feed.live_finished(turn, ref)
+        self.status.show_turn(turn, self.feed.live_frames())
         replayed, self._replaying = self._replaying, None
         if replayed is None:
             redacted = self.session.answer_finished(turn, self.runner.capture_id)
@@ -431,27 +488,105 @@ class ChatController(QObject):
         self.status.show_liveness(live)
         if self._card is not None:
             self._card.show_liveness(live)
-        self.inspector.timeline_panel.show_liveness(live)
+        if self.feed.following_live:  # (not over an older turn the inspector shows)
+            self.inspector.timeline_panel.show_liveness(live)
 
     def _on_runner_turn_recorded(self, capture: Capture) -> None:
         self.last_capture = capture
+        card, self._finished_card = self._finished_card, None
+        if card is None or card.turn_ref is None:
+            return
+        if self._keep_captures or card.turn_ref.capture_id is None:  # (kept in memory only)
+            self._update_ref(card, capture=capture)
+            kept = [c for c in self.answer_cards if c.turn_ref and c.turn_ref.capture]
+            for old in kept[:-MEMORY_CAPTURES]:
+                self._update_ref(old, capture=None, note=MEMORY_NOTE)
 
     def _on_card_frame_requested(self, card: AssistantCard, reason: str) -> None:
-        """A card's "malformed frame" warning was clicked: select that frame in Frames."""
-        if card is not self._card or not self.inspector.show_malformed_frame(reason):
-            self.status.show_message("That frame is not in the inspector: it shows the last turn")
+        """A card's "malformed frame" warning was clicked: select that frame in Frames (its
+        turn is loaded into the inspector first when another one is shown)."""
+        ref, shown = card.turn_ref, self.feed.ref
+        if ref is not None and shown is not None and shown.key == ref.key:
+            if not self.inspector.show_malformed_frame(reason):
+                self.status.show_message("That frame is not in this turn's capture")
+            return
+        if ref is None:
+            return
+        self._frame_wanted = (ref.key, reason)
+        self.inspect(card)
+
+    def _on_feed_loaded(self, key: int) -> None:
+        wanted, self._frame_wanted = self._frame_wanted, None
+        if wanted is not None and wanted[0] == key:
+            self.inspector.show_malformed_frame(wanted[1])
 
     def _on_card_results_submitted(self, results: list[tuple[str, str, str]]) -> None:
         self.send_tool_results([ToolResult(id or None, name, text) for id, name, text in results])
 
+    # -- the inspector -------------------------------------------------------------------
+
+    def inspect(self, card: AssistantCard) -> None:
+        """Show ``card``'s turn in the inspector."""
+        if card.turn_ref is not None:
+            self.feed.show(card.turn_ref)
+
+    def _new_ref(self, model: str, *, conversation: str | None = None) -> TurnRef:
+        title = conversation if conversation is not None else self.session.title
+        return TurnRef(next(self._keys), title, time.time(), model)
+
+    def _watch(self, card: AssistantCard, ref: TurnRef) -> None:
+        card.turn_ref = ref
+        card.inspectRequested.connect(lambda: self.inspect(card))
+
+    def _update_ref(self, card: AssistantCard, **changes: object) -> TurnRef | None:
+        if card.turn_ref is None:
+            return None
+        card.turn_ref = replace(card.turn_ref, **changes)  # type: ignore[arg-type]
+        self.feed.update(card.turn_ref)
+        return card.turn_ref
+
+    def _on_feed_shown(self, key: int) -> None:
+        for card in self.answer_cards:
+            card.set_selected(card.turn_ref is not None and card.turn_ref.key == key)
+        if self._card is not None and self._card not in self.answer_cards:  # (a replay)
+            ref = self._card.turn_ref
+            self._card.set_selected(ref is not None and ref.key == key)
+
+    def _stored_refs(self) -> dict[int, TurnRef]:
+        """The turns of the conversation's saved answers, by message id."""
+        session = self.session
+        refs: dict[int, TurnRef] = {}
+        for message in session.loaded_messages:
+            if message.role != "assistant":
+                continue
+            stored = message.turn
+            refs[message.id] = TurnRef(
+                next(self._keys),
+                session.title,
+                message.created,
+                (stored.model if stored else None) or session.model or "assistant",
+                stored.outcome if stored else None,
+                stored.capture_id if stored else None,
+            )
+        return refs
+
     # -- view ----------------------------------------------------------------------------
 
-    def _rebuild_view(self) -> None:
+    def _rebuild_view(self, stored: dict[int, TurnRef] | None = None) -> None:
         """Redraw the chat from the history's shown path (after an edit was sent, a version
-        chosen, or a conversation switch): versions of a message page on its card; the
-        results tool calls got show in their boxes."""
+        chosen, or a conversation switch) and show its last answer in the inspector:
+        versions of a message page on its card; the results tool calls got show in their
+        boxes. ``stored``: the saved answers' turns by message id (a conversation opened);
+        an answer shown before keeps the turn its card had."""
+        kept = {
+            id(c.turn): c.turn_ref
+            for c in self.answer_cards
+            if c.turn is not None and c.turn_ref is not None
+        }
+        stored = stored or {}
         self.chat.clear()
         self.answer_cards = []
+        shown: AssistantCard | None = None
         for entry in self.history.path_entries():
             if entry.kind == "user" and entry.message is not None:
                 user = self.chat.add_user_message(entry.message.text)
@@ -461,22 +596,34 @@ class ChatController(QObject):
                 )
             elif entry.kind == "answers":
                 for i, turn in enumerate(entry.answers):
-                    card = self.chat.begin_assistant_message(turn.model or "assistant")
+                    key = entry.keys[i] if i < len(entry.keys) else None
+                    ref = kept.get(id(turn)) or (stored.get(key) if key is not None else None)
+                    if ref is None:
+                        ref = self._new_ref(turn.model or self.session.model or "assistant")
+                    card = self.chat.begin_assistant_message(
+                        ref.model + (f" · answer {i + 1}" if i else "")
+                    )
                     card.show_turn(turn)
                     card.frameRequested.connect(
                         functools.partial(self._on_card_frame_requested, card)
                     )
                     card.setVisible(i == entry.chosen)
+                    self._watch(card, ref)
                     self.answer_cards.append(card)
                     card.set_alternatives(i, entry.count)
                     card.alternativeStepped.connect(
                         functools.partial(self._on_answer_card_alternative_stepped, card)
                     )
                     if i == entry.chosen:
+                        shown = card
                         card.show_results(entry.results)
                         card.show_unanswered(entry.unanswered, skipped=entry.followed)
                         if not entry.followed:
                             card.resultsSubmitted.connect(self._on_card_results_submitted)
+        if shown is not None:
+            self.inspect(shown)
+        else:
+            self.feed.clear("No turn in this conversation yet")
         self.historyChanged.emit()
 
     def _on_user_card_version_stepped(self, entry: PathEntry, step: int) -> None:

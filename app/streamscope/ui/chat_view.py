@@ -70,9 +70,11 @@ class ChatView(QWidget):
         self._add(card)
         return card
 
-    def add_notice(self, markdown: str) -> None:
+    def add_notice(self, markdown: str) -> NoticeCard:
         """Add a note from the app, in Markdown (e.g. the welcome text)."""
-        self._add(NoticeCard(markdown, self._content))
+        card = NoticeCard(markdown, self._content)
+        self._add(card)
+        return card
 
     def is_at_bottom(self) -> bool:
         """Whether the end of the chat is in view."""

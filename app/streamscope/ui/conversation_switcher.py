@@ -1,9 +1,12 @@
-"""Which conversation the chat shows: a new one, one chosen in the list, a new one when the
-open one is deleted (none while a turn runs). An opened conversation's tools fill the tools
-panel; an empty one shows the welcome."""
+"""Which conversation the chat shows: at start the most recent one, then a new one, one
+chosen in the list, a new one when the open one is deleted (none while a turn runs). An
+opened conversation's tools fill the tools panel; an empty one shows the welcome, which names
+the endpoint selected (and follows it when another is chosen)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -12,18 +15,20 @@ from PySide6.QtWidgets import QDockWidget
 from streamscope.core.store.session import ChatSession
 
 if TYPE_CHECKING:
+    from streamscope.core.net.endpoints import Endpoint
     from streamscope.core.store.database import Store
     from streamscope.ui.chat_controller import ChatController
     from streamscope.ui.chat_view import ChatView
     from streamscope.ui.conversations_panel import ConversationsPanel
+    from streamscope.ui.message_card import NoticeCard
     from streamscope.ui.tools_panel import ToolsPanel
 
-__all__ = ["WELCOME", "ConversationSwitcher"]
+__all__ = ["WELCOME", "ConversationSwitcher", "welcome"]
 
 WELCOME = """\
 ### Welcome to StreamScope
 
-You are connected to the **Built-in demo** endpoint: a real LLM-style server running on
+You are connected to the **{name}** endpoint: a real LLM-style server running on
 127.0.0.1 inside the app — no key, no network. Type anything and press **Enter**.
 
 The **model menu** above is its scenario menu: `demo-tools` streams two parallel tool calls,
@@ -35,6 +40,32 @@ the timeline. The status bar says whether the turn **completed**, was **truncate
 
 Use **Endpoint → Endpoints…** to add OpenAI, Anthropic, Gemini, Ollama or any compatible server.
 """
+
+WELCOME_ENDPOINT = """\
+### Welcome to StreamScope
+
+You are connected to the **{name}** endpoint: `{url}`, model `{model}`, {dialect} dialect.
+Type anything and press **Enter**.
+
+Watch the **Inspector** on the right: every raw frame with its timing and bytes, tool-call
+arguments fragment by fragment, and the timeline. The status bar says whether the turn
+**completed**, was **truncated**, **cancelled**, or ended in an **error** — and why.
+
+Use **Endpoint → Endpoints…** to switch to another endpoint or add one.
+"""
+
+
+def welcome(endpoint: Endpoint) -> str:
+    """The welcome text (Markdown) for a new conversation on ``endpoint``."""
+    name = re.sub(r"([\\`*_\[\]<>#|~])", r"\\\1", endpoint.name) or "unnamed"
+    if endpoint.is_demo:
+        return WELCOME.format(name=name)
+    return WELCOME_ENDPOINT.format(
+        name=name,
+        url=endpoint.base_url.replace("`", "") or "no URL set",
+        model=endpoint.model.replace("`", "") or "none chosen",
+        dialect=endpoint.dialect,
+    )
 
 
 class ConversationSwitcher(QObject):
@@ -52,15 +83,36 @@ class ConversationSwitcher(QObject):
         conversations: ConversationsPanel,
         tools_panel: ToolsPanel,
         tools_dock: QDockWidget,
+        endpoint: Callable[[], Endpoint],
         parent: QObject | None = None,
     ) -> None:
+        """``endpoint``: the endpoint selected (the welcome names it)."""
         super().__init__(parent)
+        self._endpoint = endpoint
+        self._welcome: NoticeCard | None = None
         self._store = store
         self._controller = controller
         self._chat = chat
         self._conversations = conversations
         self._tools_panel = tools_panel
         self._tools_dock = tools_dock
+
+    def restore(self) -> None:
+        """At start: the most recent conversation (its last turn in the inspector), or a
+        new one."""
+        recent = self._store.most_recent_conversation() if self._store is not None else None
+        if recent is not None:
+            try:
+                self.open(ChatSession.open(self._store, recent.id))  # type: ignore[arg-type]
+                return
+            except KeyError:
+                pass
+        self.open()
+
+    def endpoint_changed(self) -> None:
+        """Another endpoint (or model) was chosen: the welcome, if shown, names it."""
+        if self._welcome is not None and len(self._controller.history) == 0:
+            self._welcome.set_markdown(welcome(self._endpoint()))
 
     def new_conversation(self) -> None:
         """A new conversation (unless a turn runs or this one is still empty)."""
@@ -98,8 +150,9 @@ class ConversationSwitcher(QObject):
         self._tools_panel.blockSignals(False)
         if session.tools:
             self._tools_dock.show()
+        self._welcome = None
         if not len(session.history):
-            self._chat.add_notice(WELCOME)
+            self._welcome = self._chat.add_notice(welcome(self._endpoint()))
         elif session.has_more:
             self._chat.add_notice("Older messages of this conversation are not shown.")
         self._conversations.set_current(session.conversation_id)

@@ -3,7 +3,9 @@ built-in demo, the model menu is the scenario menu), a pager through regenerated
 "Endpoint settings…".
 
 It keeps the endpoint list (saved on every change), opens the endpoint dialogs, and resolves
-an endpoint's key and headers from the :class:`SecretStore` (opened on first use).
+an endpoint's key and headers from the :class:`SecretStore` (opened on first use). The model
+chosen in the bar is the endpoint's model from then on: each endpoint remembers the last one
+used, across switches and restarts.
 """
 
 from __future__ import annotations
@@ -80,11 +82,7 @@ class EndpointBar(QToolBar):
 
     def current_endpoint(self) -> Endpoint:
         """The chosen endpoint, with the model in the model box."""
-        ep = self.endpoints.selected
-        model = self.model_combo.currentText().strip()
-        if model and model != ep.model:
-            ep = replace(ep, model=model)
-        return ep
+        return self.endpoints.selected
 
     def secrets(self) -> SecretStore:
         if self._secrets is None:
@@ -181,6 +179,11 @@ class EndpointBar(QToolBar):
 
     def _on_model_combo_current_text_changed(self, text: str) -> None:
         ep = self.endpoints.selected
+        model = text.strip()
+        if model and model != ep.model:  # remembered for this endpoint (a small JSON file)
+            ep = replace(ep, model=model)
+            self.endpoints = self.endpoints.with_endpoint(ep)
+            self._store.save(self.endpoints)
         note = ""
         if ep.is_demo:
             scenario = SCENARIOS.get(text)

@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
         # docks
         self.inspector = InspectorPanel(self)
         self.inspector_dock = self._dock(
-            "Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea
+            "Inspector", self.inspector.container(), Qt.DockWidgetArea.RightDockWidgetArea
         )
         self.conversations = ConversationsPanel(store, self)
         self.conversations_dock = self._dock(
@@ -152,6 +152,7 @@ class MainWindow(QMainWindow):
             conversations=self.conversations,
             tools_panel=self.tools_panel,
             tools_dock=self.tools_dock,
+            endpoint=self.endpoint_bar.current_endpoint,
             parent=self,
         )
         self.switcher.opened.connect(self._update_alternatives)
@@ -161,6 +162,7 @@ class MainWindow(QMainWindow):
         self.files = FileActions(self.controller, self.status, store, self)
         self.conversations.exportRequested.connect(self.files.export_conversation)
         self.endpoint_bar.endpointChanged.connect(self._on_endpoint_bar_endpoint_changed)
+        self.endpoint_bar.endpointChanged.connect(self.switcher.endpoint_changed)
         self.endpoint_bar.alternativeStepped.connect(self._on_endpoint_bar_alternative_stepped)
         self._on_endpoint_bar_endpoint_changed()
         self.tools_panel.toolsChanged.connect(self._on_tools_panel_tools_changed)
@@ -180,7 +182,7 @@ class MainWindow(QMainWindow):
             conversations_dock=self.conversations_dock,
             inspector_dock=self.inspector_dock,
         )
-        self.switcher.open()
+        self.switcher.restore()
         self.composer.editor.setFocus()
         self.status.show_message("Ready")
         self._power_tools: PowerTools | None = None

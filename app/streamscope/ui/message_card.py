@@ -52,6 +52,11 @@ def turn_colour(turn: Turn, palette: QPalette) -> QColor:
     return outcome_colour(turn.outcome or Outcome.COMPLETED, palette)
 
 
+def outcome_badge(outcome: Outcome) -> str:
+    """An outcome in words with its glyph: ``✓ completed``, ``✕ error`` …"""
+    return _BADGES[outcome][0]
+
+
 def footer_parts(turn: Turn) -> list[str]:
     """The footer as words: badge, the turn's figures, warnings."""
     if turn.stopped_at_limit:
@@ -94,6 +99,7 @@ class CardFrame(QFrame):
         super().__init__(parent)
         self._tint = tint
         self._accent: QColor | None = None
+        self._selected = False
         self.body = QVBoxLayout(self)
         self.body.setContentsMargins(14, 8, 12, 10)
         self.body.setSpacing(4)
@@ -114,6 +120,15 @@ class CardFrame(QFrame):
         self._accent = colour
         self.update()
 
+    def set_selected(self, selected: bool) -> None:
+        """Draw the border in the highlight colour (e.g. the turn the inspector shows)."""
+        if selected != self._selected:
+            self._selected = selected
+            self.update()
+
+    def is_selected(self) -> bool:
+        return self._selected
+
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -123,7 +138,11 @@ class CardFrame(QFrame):
         if self._tint:
             fill = _blend(fill, palette.color(QPalette.ColorRole.Highlight), 0.08)
         border = _blend(fill, palette.color(QPalette.ColorRole.Text), 0.18)
-        painter.setPen(QPen(border, 1))
+        width = 1.0
+        if self._selected:
+            border, width = palette.color(QPalette.ColorRole.Highlight), 2.0
+            rect = rect.adjusted(0.5, 0.5, -0.5, -0.5)
+        painter.setPen(QPen(border, width))
         painter.setBrush(fill)
         painter.drawRoundedRect(rect, 6, 6)
         if self._accent is not None:
@@ -183,11 +202,17 @@ class NoticeCard(CardFrame):
     def __init__(self, markdown: str, parent: QWidget | None = None) -> None:
         super().__init__("", parent)
         self.pane = TextPane(self)
+        self.body.addWidget(self.pane)
+        self.set_accent(self.palette().color(QPalette.ColorRole.Highlight))
+        self.set_markdown(markdown)
+
+    def set_markdown(self, markdown: str) -> None:
+        """Show ``markdown`` (in place of what the card said)."""
+        self.markdown = markdown
+        self.pane.document().clear()
         writer = MarkdownWriter(self.palette())
         self.pane.codes = writer.codes
         writer.write_all(QTextCursor(self.pane.document()), markdown)
-        self.body.addWidget(self.pane)
-        self.set_accent(self.palette().color(QPalette.ColorRole.Highlight))
 
 
 class ToolCallBox(QFrame):
@@ -244,6 +269,7 @@ __all__ = [
     "ToolCallBox",
     "UserCard",
     "footer_parts",
+    "outcome_badge",
     "outcome_colour",
     "pretty_arguments",
     "turn_colour",

@@ -135,9 +135,12 @@ class TurnRunner(QObject):
         *,
         worker: StreamWorker | None = None,
         clock: PaintClock | None = None,
+        warm_up: bool = True,
     ) -> None:
         """``worker``: run live turns in that stream worker process (replays run here);
-        without one, or if it cannot start, ``client`` runs them on this thread."""
+        without one, or if it cannot start, ``client`` runs them on this thread.
+        ``warm_up``: load the network stack in the background once the window shows (not
+        for a runner that only replays)."""
         super().__init__(parent)
         self._client = client
         self._worker = worker
@@ -167,7 +170,8 @@ class TurnRunner(QObject):
         self._recording: asyncio.Future[Capture] | None = None
         # Once the event loop runs (the window has painted), load the HTTP stack's lazy
         # parts in the background, so the first send does not import them on the UI thread.
-        QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, self._warm_up))
+        if warm_up:
+            QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, self._warm_up))
 
     def _warm_up(self) -> None:
         warm_up_network(http=self._worker is None)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
@@ -130,6 +130,8 @@ class PathEntry:
     count: int = 1
     message: Message | None = None
     answers: tuple[Turn, ...] = ()
+    keys: tuple[int | None, ...] = ()
+    """The answers' keys (their saved message ids), in the order of ``answers``."""
     results: tuple[Message, ...] = ()
     unanswered: int = 0
     followed: bool = False
@@ -303,7 +305,8 @@ class ChatHistory:
                     if after.kind != "tool" or not isinstance(after.item, Message):
                         break
                     results.append(after.item)
-                answers = tuple(s.item for s in siblings if isinstance(s.item, Turn))
+                turns = [s for s in siblings if isinstance(s.item, Turn)]
+                answers = tuple(cast(Turn, s.item) for s in turns)
                 out.append(
                     PathEntry(
                         "answers",
@@ -311,6 +314,7 @@ class ChatHistory:
                         chosen,
                         count,
                         answers=answers,
+                        keys=tuple(s.key for s in turns),
                         results=tuple(results),
                         unanswered=unanswered_calls(item, results),
                         followed=depth + 1 + len(results) < len(path),

@@ -141,11 +141,12 @@ class MessageRows(StoreConnection):
         *,
         parent_id: int | _Tip | None = TIP,
         alternative_of: int | None = None,
+        model: str | None = None,
     ) -> int:
         """A new assistant message in status ``streaming`` after ``parent_id``; with
         ``alternative_of`` (the id of an earlier answer this one regenerates) after that
         one's parent. It becomes the chosen alternative; ``turns.alt_group`` is its first
-        alternative's id."""
+        alternative's id. ``model``: the model the request asks for."""
         with self._tx() as db:
             if alternative_of is not None:
                 row = db.execute(
@@ -160,9 +161,9 @@ class MessageRows(StoreConnection):
                 (msg_id,),
             ).fetchone()
             db.execute(
-                "INSERT INTO turns (message_id, status, alt_group, chosen)"
-                " VALUES (?, 'streaming', ?, 1)",
-                (msg_id, group),
+                "INSERT INTO turns (message_id, status, alt_group, chosen, model)"
+                " VALUES (?, 'streaming', ?, 1, ?)",
+                (msg_id, group, model),
             )
         return msg_id
 

@@ -59,7 +59,9 @@ class StoredTurn:
     """What is kept of an assistant turn besides its text. ``status`` is ``streaming``
     until :meth:`Store.finish_assistant_message`; ``alt_group`` is shared by regenerated
     alternatives of one answer (the first one's message id), ``chosen`` marks the one in
-    the context. ``timings`` are the live monotonic times (differences are meaningful)."""
+    the context. ``timings`` are the live monotonic times (differences are meaningful).
+    ``model``: the model the request asked for (``None`` for answers saved before it was
+    kept)."""
 
     message_id: int
     status: str
@@ -79,6 +81,7 @@ class StoredTurn:
     bytes_received: int = 0
     events: int = 0
     malformed_frames: int = 0
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +196,7 @@ def turn_from_row(row: Sequence[Any]) -> StoredTurn | None:
         bytes_received=row[15],
         events=row[16],
         malformed_frames=row[17],
+        model=row[18],
     )
 
 
@@ -217,7 +221,8 @@ def message_from_row(row: Sequence[Any]) -> StoredMessage:
 
 def turn_from_stored(message: StoredMessage) -> Turn:
     """The :class:`Turn` an assistant message stands for (tool-call fragments and frames
-    are not stored: they live in the capture)."""
+    are not stored: they live in the capture). Its ``model`` is the one the request asked
+    for (what the answer's card is labelled with)."""
     st = message.turn
     calls = tuple(
         ToolCallState(i, c.id, c.name or None, c.arguments, (), done=True)
@@ -243,6 +248,7 @@ def turn_from_stored(message: StoredMessage) -> Turn:
         outcome=st.outcome,
         reason=st.reason,
         status=st.http_status,
+        model=st.model,
     )
 
 

@@ -18,6 +18,9 @@ answer, its first alternative's parent. (The index on ``turns.alt_group``, made 
 parents are filled, keeps that linear: 0.55 s for 21,000 messages, 19 s without it.) The step
 is additive and idempotent: it adds only the columns and indexes missing (:func:`_v3_tree`),
 and fills a column only when it added it.
+Version 4: the model each answer asked for (``turns.model``; ``NULL`` for older answers);
+the step runs version 3's again first, so a database numbered 3 by a build that had only
+one of the two is completed either way.
 """
 
 from __future__ import annotations
@@ -146,7 +149,14 @@ def _add_column(db: sqlite3.Connection, table: str, column: str, decl: str) -> b
 Migration = str | Callable[[sqlite3.Connection], None]
 """A script of ``;``-separated statements, or a function given the open transaction."""
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _v3_tree)
+
+def _v4_model(db: sqlite3.Connection) -> None:
+    """Version 4: ``turns.model`` (after making sure version 3's tree is there)."""
+    _v3_tree(db)
+    _add_column(db, "turns", "model", "TEXT")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _v3_tree, _v4_model)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

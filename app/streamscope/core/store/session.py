@@ -79,6 +79,8 @@ class ChatSession:
         self.history = ChatHistory()
         self.conversation_id: int | None = None
         self.title = ""
+        self.model: str | None = None
+        """The model the conversation last used (as saved with it)."""
         self.has_more = False
         self.tools: tuple[ToolDefinition, ...] = ()
         self.loaded_messages: list[StoredMessage] = []
@@ -91,6 +93,7 @@ class ChatSession:
         stored = store.load_conversation(conversation_id, limit=limit)
         session.conversation_id = conversation_id
         session.title = stored.summary.title
+        session.model = stored.summary.model
         session.has_more = stored.has_more
         session.tools = tuple(stored.tools)
         session.loaded_messages = list(stored.messages)
@@ -103,10 +106,12 @@ class ChatSession:
         """The user sent ``text`` (while editing: the edited prompt, saved beside the one
         it edits)."""
         node = self.history.add_user(text)
+        self.model = model
+        if not self.title:  # (named by its first message, saved or not)
+            self.title = text.strip().splitlines()[0][:60] if text.strip() else "Untitled"
         if self.store is None:
             return
         if self.conversation_id is None:
-            self.title = text.strip().splitlines()[0][:60] if text.strip() else "Untitled"
             self.conversation_id = self.store.create_conversation(
                 self.title, endpoint_name=endpoint_name, model=model, tools=self.tools
             )
@@ -140,16 +145,20 @@ class ChatSession:
 
     # -- the answer ----------------------------------------------------------------------
 
-    def answer_started(self, *, alternative: bool, scrubber: Scrubber | None = None) -> None:
+    def answer_started(
+        self, *, alternative: bool, scrubber: Scrubber | None = None, model: str | None = None
+    ) -> None:
         """An answer starts streaming (``scrubber``: the request's secrets, masked in what
-        is saved)."""
+        is saved; ``model``: the model it asks for)."""
         if alternative and not self.history.regenerating:
             with contextlib.suppress(ValueError):  # (nothing to regenerate: a new answer)
                 self.history.regenerate()
         message_id = None
         if self.store is not None and self.conversation_id is not None:
             parent = self.history.answer_parent().key
-            message_id = self.store.begin_assistant_message(self.conversation_id, parent_id=parent)
+            message_id = self.store.begin_assistant_message(
+                self.conversation_id, parent_id=parent, model=model
+            )
         self._answer = SavedAnswer(
             message_id, [], [], saved_at=self._clock(), scrubber=scrubber or Scrubber()
         )

@@ -124,6 +124,14 @@ class FramesModel(QAbstractTableModel):
         self._cache.clear()
         self.endResetModel()
 
+    def adopt(self, log: FrameLog) -> None:
+        """Show ``log`` (kept elsewhere while another turn was shown), every row of it."""
+        self.beginResetModel()
+        self.log = log
+        self._rows = len(log)
+        self._cache.clear()
+        self.endResetModel()
+
     def take(self, batch: Progress) -> None:
         """Keep a batch in the log (cheap; its rows appear with :meth:`show_new_rows`)."""
         self.log.add(batch)

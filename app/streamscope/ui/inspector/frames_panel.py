@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from streamscope.core.turn.frame_log import FrameLog
+from streamscope.core.turn.model import TurnDelta
 from streamscope.ui import pacing
 from streamscope.ui.inspector.frame_detail import FrameDetail
 from streamscope.ui.inspector.frames_filter import FramesFilterModel
@@ -150,7 +152,26 @@ class FramesPanel(QWidget):
         self.model.take(batch)
         log = self.model.log  # (a body row's bytes are not in the reads: ``side``)
         self._total_bytes = max(batch.total_bytes, log.received) + len(log.side)
-        delta = batch.delta
+        self._show_mismatch(batch.delta)
+        if self.model.pending_rows:
+            self.clock.wake(self._show_rows, self._next_rows)
+
+    def adopt(self, log: FrameLog, total_bytes: int, delta: TurnDelta | None) -> None:
+        """Show a turn's frames kept elsewhere (a live turn coming back into view): ``log``
+        with every row, ``delta`` the reducer's latest."""
+        self.clock.cancel(self._show_rows)
+        self.model.adopt(log)
+        self._total_bytes = total_bytes
+        self._show_mismatch(delta)
+        self._update_count()
+        self.view.scrollToBottom()
+
+    @property
+    def total_bytes(self) -> int:
+        """The turn's bytes so far."""
+        return self._total_bytes
+
+    def _show_mismatch(self, delta: TurnDelta | None) -> None:
         if delta is not None and delta.dialect_mismatch and self.banner.isHidden():
             self.banner.setText(
                 f"⚠ These frames look like the <b>{delta.dialect_mismatch}</b> dialect, but"
@@ -158,8 +179,6 @@ class FramesPanel(QWidget):
                 " tool calls may be missing; change the endpoint's dialect in its settings."
             )
             self.banner.show()
-        if self.model.pending_rows:
-            self.clock.wake(self._show_rows, self._next_rows)
 
     def _show_rows(self, _deadline: float) -> float | None:
         """The table's job on the paint clock: show the rows that arrived, follow the end."""

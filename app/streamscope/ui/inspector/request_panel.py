@@ -32,6 +32,9 @@ __all__ = ["RequestPanel", "body_text", "pretty_body"]
 
 _KINDS = {"json": "JSON", "html": "HTML", "text": "text", "empty": "empty"}
 
+REQUEST_HINT = "The request appears here when a turn starts."
+RESPONSE_HINT = "Waiting for the response headers."
+
 
 def body_text(body: bytes, headers: Iterable[tuple[str, str]]) -> str:
     """What the Response pane shows under the headers for a body that was no stream: the
@@ -74,8 +77,8 @@ class RequestPanel(QWidget):
             view.setFont(mono)
             view.setUndoRedoEnabled(False)
         self.body_hex.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.request_view.setPlaceholderText("The request appears here when a turn starts.")
-        self.response_view.setPlaceholderText("Waiting for the response headers.")
+        self.request_view.setPlaceholderText(REQUEST_HINT)
+        self.response_view.setPlaceholderText(RESPONSE_HINT)
         self.body_hex.setPlaceholderText("The body of a response that was no stream, in hex.")
         self.response_tabs = QTabWidget(self)
         self.response_tabs.setDocumentMode(True)
@@ -107,6 +110,19 @@ class RequestPanel(QWidget):
         self.response_tabs.setCurrentIndex(0)
         self.response_tabs.setTabEnabled(1, False)
         self.headers = None
+        self.request_view.setPlaceholderText(REQUEST_HINT)
+        self.response_view.setPlaceholderText(RESPONSE_HINT)
+
+    def clear(self, message: str = "") -> None:
+        """Show no request (``message``: why, in place of the usual hints)."""
+        self.request_view.clear()
+        self.response_view.clear()
+        self.body_hex.clear()
+        self.response_tabs.setCurrentIndex(0)
+        self.response_tabs.setTabEnabled(1, False)
+        self.headers = None
+        self.request_view.setPlaceholderText(message or REQUEST_HINT)
+        self.response_view.setPlaceholderText(message or RESPONSE_HINT)
 
     def show_response(self, status: int, headers: list[tuple[str, str]]) -> None:
         self.headers = list(headers)

@@ -23,7 +23,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from streamscope.core.turn.model import Timings, Turn
+from streamscope.core.turn.model import Timings, Turn, TurnDelta
 from streamscope.ui.inspector.silence_bar import SILENCE_COLOR, SilenceBar
 
 if TYPE_CHECKING:
@@ -326,6 +326,19 @@ class TimelinePanel(QWidget):
         self.text_deltas = 0
         self._ttft = None
         self._show_live(None)
+        self._update()
+
+    def resume(
+        self, headers_t: float | None, times: Iterable[float], delta: TurnDelta | None
+    ) -> None:
+        """Show a turn kept elsewhere (after :meth:`begin_turn`): when its headers came, its
+        frames' times and the reducer's latest delta."""
+        if headers_t is not None:
+            self.milestones.headers = headers_t
+        self.series.extend(times)
+        if delta is not None:
+            self._set_timings(delta.timings)
+            self.text_deltas = delta.progress
         self._update()
 
     def mark_headers(self, t: float) -> None:
