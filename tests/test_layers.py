@@ -24,6 +24,7 @@ def test_core_and_demo_never_import_qt() -> None:
         "streamscope.core",
         "streamscope.demo",
         "streamscope.cli",
+        "streamscope.tap_cli",
         *_modules(streamscope.core),
         *_modules(streamscope.demo),
     ]

@@ -210,6 +210,8 @@ class TapApp:
         self._clock = clock
         self._ids = itertools.count(1)
         self._http: httpx.AsyncClient | None = None
+        self.stopping = False  # set when the server begins to stop
+        self._open: set[asyncio.Future[None]] = set()
 
     async def aclose(self) -> None:
         http, self._http = self._http, None
@@ -229,9 +231,13 @@ class TapApp:
                 break
         forward = asyncio.ensure_future(self._exchange(scope, bytes(body), send))
         gone = asyncio.ensure_future(_disconnected(receive))
+        self._open.add(forward)
         try:
             await asyncio.wait({forward, gone}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            pass  # uvicorn gave up waiting for the response: end it as below
         finally:
+            self._open.discard(forward)
             if not forward.done():  # the client hung up (or the server is stopping)
                 forward.cancel()
             gone.cancel()
@@ -239,6 +245,13 @@ class TapApp:
                 await forward
         if forward.cancelled() or isinstance(forward.exception(), _Cut):
             _cut.set(True)  # return with the response unfinished: uvicorn drops the socket
+
+    def stop_exchanges(self) -> None:
+        """The server is stopping: end every open exchange now (recorded as cancelled; the
+        clients see their connections dropped) rather than wait for endless streams."""
+        self.stopping = True
+        for task in list(self._open):
+            task.cancel()
 
     # -- one exchange ---------------------------------------------------------------------
 
@@ -271,17 +284,13 @@ class TapApp:
             next(self._ids), method, shown_path, url, joined, body, capture_path, t0, spec
         )
         run = _Run(self, exchange, t0)
-        if self.captures is not None and capture_path is not None:
+        if self.captures is not None and capture_id is not None:
+            run.capture_id = capture_id
             run.recorder = CaptureRecorder(self.dialect, path=capture_path, keep_reads=False)
         watcher = self.listener.exchange_started(exchange) if self.listener else None
         run.observer = MultiObserver(*(o for o in (run.recorder, watcher) if o is not None))
         run.observer.request_started(spec, body, t0)
-        try:
-            await run.forward(headers, send)
-        finally:
-            if self.captures is not None and capture_id is not None and run.recorder:
-                recorder, store, cid = run.recorder, self.captures, capture_id
-                recorder.done.add_done_callback(lambda _f: _complete(store, cid))
+        await run.forward(headers, send)
 
 
 def _complete(store: CaptureStore, capture_id: str) -> None:
@@ -328,6 +337,7 @@ class _Run:
         self.exchange = exchange
         self.t0 = t0
         self.recorder: CaptureRecorder | None = None
+        self.capture_id: str | None = None
         self.observer: TurnObserver = TurnObserver()
         self.pipeline: StreamPipeline | None = None
         self.status: int | None = None
@@ -469,6 +479,8 @@ class _Run:
             end = replace(end, elapsed=now - self.t0)
         obs = self.observer
         pipe = self.pipeline
+        if end.kind == "cancelled" and pipe is not None and pipe.assembler.terminal_signal:
+            end = replace(end, kind="eof")  # SDKs hang up once the terminal signal is in
         if pipe is None and (streaming is None or not streaming) and end.kind in ("eof",):
             turn = self._plain_turn(end, now)
         else:
@@ -485,13 +497,38 @@ class _Run:
             if tail.frames or tail.events:
                 obs.progressed(tail, now)
             turn = pipe.close(end, now)
+            if end.kind == "cancelled":  # not "by you": the client, or the tap stopping
+                who = "the tap stopped" if self.app.stopping else "the client closed the connection"
+                turn = replace(turn, reason=f"{who} after {end.elapsed or 0.0:.1f} s")
             if turn.status is None and self.status is not None:
                 turn = replace(turn, status=self.status)
         obs.ended(end)
         obs.finished(turn)
-        listener = self.app.listener
-        if listener is not None:
-            listener.exchange_finished(self._result(turn, now))
+        self._deliver(self._result(turn, now))
+
+    def _deliver(self, result: ExchangeResult) -> None:
+        """Once the capture is written (its end line too): index it, tell the listener —
+        on the event loop's thread, so a listener is called from one thread only."""
+        app, recorder, capture_id = self.app, self.recorder, self.capture_id
+
+        def deliver() -> None:
+            if app.captures is not None and capture_id is not None:
+                _complete(app.captures, capture_id)
+            if app.listener is not None:
+                app.listener.exchange_finished(result)
+
+        if recorder is None:
+            deliver()
+            return
+        loop = asyncio.get_running_loop()
+
+        def written(_done: object) -> None:
+            try:
+                loop.call_soon_threadsafe(deliver)
+            except RuntimeError:  # the loop has closed (the tap stopped): deliver here
+                deliver()
+
+        recorder.done.add_done_callback(written)
 
     def _plain_turn(self, end: StreamEnd, now: float) -> Turn:
         """A non-streaming answer (``/v1/models``, a JSON completion): its outcome by status."""

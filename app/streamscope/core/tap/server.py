@@ -14,6 +14,7 @@ import ipaddress
 import socket
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
@@ -79,8 +80,21 @@ class _Uvicorn(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: TapApp) -> None:
         super().__init__(config)
         self.tap = app
+        self.tap_started: Callable[[], None] | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.tap_started is not None:
+            self.tap_started()
+
+    async def on_tick(self, counter: int) -> bool:
+        should_exit = await super().on_tick(counter)
+        if should_exit:
+            self.tap.stopping = True
+        return should_exit
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.tap.stop_exchanges()
         await super().shutdown(sockets)
         await self.tap.aclose()
 
@@ -177,10 +191,12 @@ class TapServer:
             self._sock = None
         self._server = None
 
-    def serve_forever(self) -> None:
-        """Serve in this thread until SIGINT/SIGTERM (uvicorn's handlers), then return."""
+    def serve_forever(self, started: Callable[[], None] | None = None) -> None:
+        """Serve in this thread until SIGINT/SIGTERM (uvicorn's handlers), then return;
+        ``started`` is called once it serves (Ctrl-C is handled from then on)."""
         sock = self._sock or self.bind()
         server = self._server or self.make_server(log_config=True)
+        server.tap_started = started
         try:
             server.run(sockets=[sock])
         except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it handled
