@@ -1,0 +1,118 @@
+"""Endpoint → Tap another app… in the real window: start a tap from the dialog, send through
+it from another client, and watch the exchange in the Tapped list and the inspector while it
+streams (the same batches and reducer deltas as a chat turn)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from PySide6.QtGui import QGuiApplication
+from pytestqt.qtbot import QtBot
+
+from streamscope.demo.server import DemoServer
+from streamscope.ui.main_window import MainWindow
+from streamscope.ui.tap_panel import TapDialog
+from support.tap_upstream import FINAL, ScriptedUpstream, chat_frame
+
+CHAT = "/v1/chat/completions"
+ASK = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+
+
+@pytest.fixture
+def window(qtbot: QtBot, aloop: object) -> Iterator[MainWindow]:
+    win = MainWindow()
+    qtbot.addWidget(win)
+    yield win
+    win.tap.stop_and_wait()
+
+
+def _start(qtbot: QtBot, window: MainWindow, upstream: str) -> TapDialog:
+    window.open_tap_dialog()
+    dialog = window._tap_dialog
+    assert isinstance(dialog, TapDialog)
+    dialog.upstream.setEditText(upstream)
+    dialog.port.setValue(0)
+    dialog.start_button.click()
+    qtbot.waitUntil(lambda: window.tap.running, timeout=10_000)
+    return dialog
+
+
+def test_a_tapped_exchange_shows_live_in_the_list_and_the_inspector(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    with ScriptedUpstream() as upstream:
+        upstream.script.reads = [chat_frame("one"), FINAL]
+        upstream.script.gates = [threading.Event()]
+        dialog = _start(qtbot, window, upstream.url)
+        server = window.tap.server
+        assert server is not None
+        assert dialog.base_url.text() == server.root_url
+        assert dialog.start_button.text() == "Stop"
+        assert dialog.env.toPlainText().splitlines()[0] == f"OPENAI_BASE_URL={server.root_url}/v1"
+        dialog.copy_button.click()
+        assert QGuiApplication.clipboard().text() == server.root_url
+        assert window.tapped_dock.isVisibleTo(window)
+
+        got: list[bytes] = []
+
+        def client() -> None:
+            with httpx.stream("POST", server.root_url + CHAT, json=ASK, timeout=10) as r:
+                got.extend(r.iter_raw())
+
+        sender = threading.Thread(target=client)
+        sender.start()
+        panel = window.tap_panel
+        qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=10_000)
+        panel.view.clicked.emit(panel.model.index(0, 0))
+        assert window.tap.shown is window.tap.exchanges[0]
+        frames = window.inspector.frames_model
+        # the first frame is in the inspector while upstream still holds the rest back
+        qtbot.waitUntil(lambda: frames.rowCount() == 1, timeout=10_000)
+        assert panel.texts()[0].splitlines() == [
+            "#1 POST /v1/chat/completions",
+            "● streaming · 200 · 123 B",
+        ]
+        assert "/v1/chat/completions" in window.inspector.request_panel.texts()[0]
+        upstream.script.gates[0].set()
+        sender.join(10)
+        qtbot.waitUntil(lambda: "completed" in panel.texts()[0], timeout=10_000)
+        assert frames.rowCount() == 3
+        assert b"".join(got) == chat_frame("one") + FINAL
+        line = panel.texts()[0].splitlines()[1]
+        assert line.startswith("✓ completed · 200 · 3 frames · ")
+        assert window.status.text() == "Ready"  # the chat's status is its own
+        dialog.start_button.click()  # Stop
+        qtbot.waitUntil(lambda: dialog.start_button.text() == "Start", timeout=10_000)
+        assert not window.tap.running
+
+
+def test_a_finished_exchange_opens_whole_with_its_tool_calls(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    with DemoServer(speed=1000) as demo:
+        _start(qtbot, window, demo.root_url)
+        server = window.tap.server
+        assert server is not None
+        for model in ("demo-tools", "demo"):
+            ask = {**ASK, "model": model}
+            httpx.post(server.root_url + CHAT, json=ask, timeout=10)
+        panel = window.tap_panel
+        qtbot.waitUntil(
+            lambda: (
+                [t.splitlines()[1].split(" · ")[0] for t in panel.texts()]
+                == ["✓ completed", "✓ completed"]
+            ),
+            timeout=10_000,
+        )
+        results = [item.result for item in window.tap.exchanges]
+        assert [r.dialect for r in results if r] == ["openai", "openai"]
+        panel.view.clicked.emit(panel.model.index(0, 0))
+        inspector = window.inspector
+        qtbot.waitUntil(lambda: inspector.frames_model.rowCount() == results[0].frames)  # type: ignore[union-attr]
+        assert inspector.toolcalls_panel.call_count() == 2
+        panel.view.clicked.emit(panel.model.index(1, 0))
+        assert inspector.frames_model.rowCount() == results[1].frames  # type: ignore[union-attr]
+        assert inspector.toolcalls_panel.call_count() == 0
