@@ -462,3 +462,42 @@ def test_a_planted_key_goes_upstream_untouched_and_into_no_file(
     assert leaks == []
     assert not any(form.decode() in result_line for form in _forms(KEY))
     assert "key=***" in result.exchange.path
+
+
+def test_responses_and_gemini_streams_through_the_tap_match_direct(demo: DemoServer) -> None:
+    from google import genai
+    from google.genai import types as genai_types
+
+    collector = Collector()
+    with tap_for(demo.root_url, collector) as tap:
+        answers = []
+        for root in (demo.root_url, tap.root_url):
+            with openai.OpenAI(base_url=root + "/v1", api_key="sk-x", max_retries=0) as oai:
+                with oai.responses.stream(model="demo-tools", input="weather?") as stream:
+                    response = stream.get_final_response()
+                calls = [
+                    (item.name, item.arguments)
+                    for item in response.output
+                    if item.type == "function_call"
+                ]
+            client = genai.Client(
+                api_key="gm-canary-key-123456",
+                http_options=genai_types.HttpOptions(base_url=root, api_version="v1beta"),
+            )
+            chunks = list(client.models.generate_content_stream(model="demo", contents="hi"))
+            text = "".join(c.text or "" for c in chunks)
+            finish = (chunks[-1].candidates or [])[0].finish_reason
+            answers.append((response.status, calls, text, finish))
+        results = collector.wait(2)
+    assert answers[0] == answers[1]
+    assert answers[1][0] == "completed" and [c[0] for c in answers[1][1]] == [
+        "get_weather",
+        "get_time",
+    ]
+    assert [(r.dialect, r.outcome) for r in results] == [
+        ("responses", "completed"),
+        ("gemini", "completed"),
+    ]
+    gemini = results[1]
+    assert gemini.reason == "finishReason+end received (finish_reason=STOP)"
+    assert b"gm-canary-key-123456" not in Path(str(gemini.exchange.capture)).read_bytes()
