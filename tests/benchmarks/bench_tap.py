@@ -18,7 +18,6 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -75,7 +74,9 @@ def serve_upstream(port_file: str) -> None:
         return StreamingResponse(body(), media_type="text/event-stream")
 
     app = Starlette(routes=[Route("/paced", paced), Route("/firehose", firehose)])
-    sock = socket.create_server(("127.0.0.1", 0))
+    from streamscope.core.tap.server import bind_nodelay
+
+    sock = bind_nodelay("127.0.0.1", 0)  # as a real server does (nginx, uvicorn with its own)
     Path(port_file).write_text(str(sock.getsockname()[1]))
     config = uvicorn.Config(app, log_level="warning", lifespan="off", loop="asyncio")
     uvicorn.Server(config).run(sockets=[sock])

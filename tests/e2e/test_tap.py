@@ -501,3 +501,20 @@ def test_responses_and_gemini_streams_through_the_tap_match_direct(demo: DemoSer
     gemini = results[1]
     assert gemini.reason == "finishReason+end received (finish_reason=STOP)"
     assert b"gm-canary-key-123456" not in Path(str(gemini.exchange.capture)).read_bytes()
+
+
+@pytest.mark.parametrize("bind", ["tap", "demo"])
+def test_listeners_hand_out_connections_with_tcp_nodelay(bind: str) -> None:
+    """asyncio sets TCP_NODELAY only on sockets made for TCP by name; without it a reused
+    keep-alive connection's first frame waits for the client's delayed ACK (~40 ms)."""
+    import socket
+
+    from streamscope.core.tap.server import bind_nodelay
+    from streamscope.demo.server import _bind
+
+    listener = bind_nodelay("127.0.0.1", 0) if bind == "tap" else _bind("127.0.0.1", 0)
+    with listener, socket.create_connection(listener.getsockname()) as _client:
+        conn, _addr = listener.accept()
+        with conn:
+            assert conn.proto == socket.IPPROTO_TCP  # what asyncio's _set_nodelay checks
+            assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

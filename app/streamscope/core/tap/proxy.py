@@ -347,6 +347,7 @@ class _Run:
         self.decoder: ContentDecoder | None = None
         self.error_body = bytearray()
         self.ended = False
+        self._head: tuple[int, list[tuple[str, str]], float] | None = None
 
     async def forward(self, headers: list[tuple[str, str]], send: Send) -> None:
         app, clock = self.app, self.app._clock
@@ -377,9 +378,9 @@ class _Run:
         clock = self.app._clock
         self.status = status = response.status_code
         self.headers_at = clock()
-        self.observer.response_started(
-            status, list(response.headers.multi_items()), self.headers_at
-        )
+        # The observers hear of the head once the first read is on its way to the client:
+        # their first call starts the capture's writer, which must not delay that read.
+        self._head = (status, list(response.headers.multi_items()), self.headers_at)
         content_type = response.headers.get("content-type")
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
@@ -403,6 +404,7 @@ class _Run:
                     continue
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 t = clock()
+                self._tell_head()
                 self.wire_bytes += len(chunk)
                 data = self._decode(chunk)
                 if streaming is None:
@@ -426,6 +428,11 @@ class _Run:
         else:
             end = _with(base, "eof", clock() - self.t0)
         self._finish(end, streaming)
+
+    def _tell_head(self) -> None:
+        head, self._head = self._head, None
+        if head is not None:
+            self.observer.response_started(*head)
 
     def _decode(self, chunk: bytes, *, final: bool = False) -> bytes:
         if self.decoder is None:
@@ -473,6 +480,7 @@ class _Run:
         if self.ended:
             return
         self.ended = True
+        self._tell_head()
         clock = self.app._clock
         now = clock()
         if end.elapsed is None:

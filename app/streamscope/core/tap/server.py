@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -25,7 +26,14 @@ from streamscope.core.capture.files import CaptureStore
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.tap.proxy import TapApp, TapListener, install_log_filter
 
-__all__ = ["DEFAULT_PORT", "TapServer", "env_lines", "is_loopback", "parse_listen"]
+__all__ = [
+    "DEFAULT_PORT",
+    "TapServer",
+    "bind_nodelay",
+    "env_lines",
+    "is_loopback",
+    "parse_listen",
+]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8700
@@ -56,6 +64,28 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def bind_nodelay(host: str, port: int) -> socket.socket:
+    """A listening TCP socket whose connections send small writes at once (``TCP_NODELAY``).
+
+    ``socket.create_server`` makes a socket with protocol 0, and asyncio sets
+    ``TCP_NODELAY`` on a connection only when its protocol says TCP: uvicorn's connections
+    then keep Nagle's algorithm, and on a reused keep-alive connection a stream's first frame
+    waits for the client's delayed ACK of the previous response (~40 ms). Asking for TCP by
+    name (and setting the option on the listener, which Linux passes on) avoids that."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        if hasattr(socket, "SO_REUSEADDR") and sys.platform != "win32":
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, port))
+        sock.listen(socket.SOMAXCONN)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def _url_host(host: str) -> str:
@@ -134,8 +164,7 @@ class TapServer:
 
     def bind(self) -> socket.socket:
         """Bind the listening socket (the port is known from here on)."""
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.create_server((self.host, self.port), family=family)
+        sock = bind_nodelay(self.host, self.port)
         self._sock = sock
         self.port = sock.getsockname()[1]
         return sock
