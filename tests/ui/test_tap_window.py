@@ -87,6 +87,18 @@ def test_a_tapped_exchange_shows_live_in_the_list_and_the_inspector(
         dialog.start_button.click()  # Stop
         qtbot.waitUntil(lambda: dialog.start_button.text() == "Start", timeout=10_000)
         assert not window.tap.running
+        # started again, the tap numbers its exchanges from 1: both rows stay apart
+        upstream.script.gates = []
+        dialog.start_button.click()
+        qtbot.waitUntil(lambda: window.tap.running, timeout=10_000)
+        server = window.tap.server
+        assert server is not None
+        httpx.post(server.root_url + CHAT, json=ASK, timeout=10)
+        qtbot.waitUntil(lambda: len(panel.texts()) == 2 and "completed" in panel.texts()[1])
+        assert panel.texts()[0].splitlines()[1].startswith("✓ completed · 200 · 3 frames")
+        assert panel.texts()[1].splitlines()[0] == "#1 POST /v1/chat/completions"
+        panel.view.clicked.emit(panel.model.index(0, 0))
+        assert window.tap.shown is window.tap.exchanges[0]
 
 
 def test_a_finished_exchange_opens_whole_with_its_tool_calls(

@@ -13,6 +13,7 @@ finished or still streaming — and the open one gets each new batch as it comes
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -109,6 +110,7 @@ class TappedExchange:
     kept: Progress = field(default_factory=Progress)
     result: ExchangeResult | None = None
     bytes: int = 0
+    key: int = 0
 
     @property
     def turn(self) -> Turn | None:
@@ -186,7 +188,9 @@ class TapController(QObject):
         self.upstream = ""
         self.exchanges: list[TappedExchange] = []
         self.shown: TappedExchange | None = None
-        self._by_id: dict[int, TappedExchange] = {}
+        self._by_key: dict[int, TappedExchange] = {}  # key: the window's own numbering
+        self._by_exchange: dict[int, TappedExchange] = {}  # id() of the TapExchange
+        self._keys = itertools.count(1)
         self._dirty: set[TappedExchange] = set()
         self._bridge: _Bridge | None = None
         self._startDone.connect(self._on_start_done)
@@ -253,7 +257,9 @@ class TapController(QObject):
 
     def _on_started(self, item: TappedExchange) -> None:
         self.exchanges.append(item)
-        self._by_id[item.exchange.id] = item
+        item.key = next(self._keys)  # (a restarted tap numbers its exchanges from 1 again)
+        self._by_key[item.key] = item
+        self._by_exchange[id(item.exchange)] = item
         self.exchangeAdded.emit(item)
 
     def _on_news(self, item: TappedExchange) -> None:
@@ -280,7 +286,7 @@ class TapController(QObject):
         item.kept.total_bytes, item.kept.total_frames = batch.total_bytes, batch.total_frames
 
     def _on_finished(self, result: ExchangeResult) -> None:
-        item = self._by_id.get(result.exchange.id)
+        item = self._by_exchange.get(id(result.exchange))
         if item is None:
             return
         self._dirty.discard(item)
@@ -311,8 +317,8 @@ class TapController(QObject):
             inspector.finish_turn(item.turn)
         return True
 
-    def get(self, exchange_id: int) -> TappedExchange | None:
-        return self._by_id.get(exchange_id)
+    def get(self, key: int) -> TappedExchange | None:
+        return self._by_key.get(key)
 
     def release_inspector(self) -> None:
         """A chat turn takes the inspector: stop sending it tapped batches."""
@@ -358,12 +364,12 @@ class TapPanel(QWidget):
 
     def _on_added(self, item: TappedExchange) -> None:
         row = QStandardItem(item.label())
-        row.setData(item.exchange.id, Qt.ItemDataRole.UserRole)
-        self._rows[item.exchange.id] = row
+        row.setData(item.key, Qt.ItemDataRole.UserRole)
+        self._rows[item.key] = row
         self.model.appendRow(row)
 
     def _on_changed(self, item: TappedExchange) -> None:
-        row = self._rows.get(item.exchange.id)
+        row = self._rows.get(item.key)
         if row is None:
             return
         row.setText(item.label())
