@@ -426,7 +426,9 @@ class TapDialog(QDialog):
         self.copy_button = QPushButton("Copy", self)
         self.env = QPlainTextEdit(self)
         self.env.setReadOnly(True)
-        self.env.setMaximumHeight(90)
+        self.env.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.env.setFixedHeight(self.env.fontMetrics().lineSpacing() * 4 + 14)
+        self.env.setMinimumWidth(self.env.fontMetrics().horizontalAdvance("x" * 46))
         self.copy_env = QPushButton("Copy lines", self)
         self.message = QLabel(self)
         self.message.setWordWrap(True)
@@ -499,6 +501,7 @@ class TapDialog(QDialog):
             self.base_url.clear()
             self.env.clear()
             self.message.setText(f"Could not start: {c.error}" if c.error else "")
+        self.adjustSize()  # (the message may have grown a line)
 
     def _on_copy_clicked(self) -> None:
         QGuiApplication.clipboard().setText(self.base_url.text())
