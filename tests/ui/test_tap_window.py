@@ -128,3 +128,28 @@ def test_a_finished_exchange_opens_whole_with_its_tool_calls(
         panel.view.clicked.emit(panel.model.index(1, 0))
         assert inspector.frames_model.rowCount() == results[1].frames  # type: ignore[union-attr]
         assert inspector.toolcalls_panel.call_count() == 0
+
+
+def test_an_endpoint_upstream_brings_its_tls_options(qtbot: QtBot, window: MainWindow) -> None:
+    from streamscope.core.net.endpoints import Endpoint
+    from streamscope.core.net.options import TLSOptions
+
+    endpoints = [
+        Endpoint(id="demo", name="Built-in demo", preset="demo"),
+        Endpoint(id="x", name="Lab", base_url="https://10.0.0.9:8443/v1", tls_verify=False),
+        Endpoint(id="y", name="Own CA", base_url="https://lab.test/v1", ca_bundle="/tmp/ca.pem"),
+    ]
+    dialog = TapDialog(window.tap, endpoints, window.demo, window)
+    qtbot.addWidget(dialog)
+    items = [dialog.upstream.itemText(i) for i in range(dialog.upstream.count())]
+    assert items == ["Built-in demo", "https://10.0.0.9:8443/v1", "https://lab.test/v1"]
+    for index, tls in ((1, TLSOptions(verify=False)), (2, TLSOptions(ca_bundle="/tmp/ca.pem"))):
+        dialog.upstream.setCurrentIndex(index)
+        dialog.port.setValue(0)
+        dialog.start_button.click()
+        qtbot.waitUntil(lambda: window.tap.running, timeout=10_000)
+        server = window.tap.server
+        assert server is not None and server.app.tls == tls
+        assert dialog.base_url.text() == server.root_url + "/v1"  # upstream's prefix kept
+        dialog.start_button.click()
+        assert not window.tap.running

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from streamscope.core.net.options import TLSOptions
 from streamscope.core.redact import Scrubber
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
@@ -199,12 +200,12 @@ class TapController(QObject):
     def running(self) -> bool:
         return self.server is not None
 
-    def start(self, upstream: str, port: int, *, tls_verify: bool = True) -> None:
-        """Start a tap in front of ``upstream`` on 127.0.0.1:``port`` (0: any free port)."""
+    def start(self, upstream: str, port: int, *, tls: TLSOptions | None = None) -> None:
+        """Start a tap in front of ``upstream`` on 127.0.0.1:``port`` (0: any free port),
+        with the endpoint's TLS options (system trust, CA file, verification off)."""
         if self.server is not None:
             return
         from streamscope.core.capture.files import CaptureStore
-        from streamscope.core.net.options import TLSOptions
         from streamscope.core.tap.server import TapServer
 
         self.error = ""
@@ -217,7 +218,7 @@ class TapController(QObject):
             server = TapServer(
                 upstream,
                 port=port,
-                tls=TLSOptions(verify=tls_verify),
+                tls=tls or TLSOptions(),
                 captures=CaptureStore(),
                 listener=bridge,
             )
@@ -404,7 +405,7 @@ class TapDialog(QDialog):
         self.setWindowTitle("Tap another app")
         self.controller = controller
         self.demo = demo
-        self._verify: dict[str, bool] = {}
+        self._tls: dict[str, TLSOptions] = {}
         self.upstream = QComboBox(self)
         self.upstream.setEditable(True)
         for ep in endpoints:
@@ -412,7 +413,7 @@ class TapDialog(QDialog):
                 self.upstream.addItem(DEMO_UPSTREAM)
             elif ep.base_url:
                 self.upstream.addItem(f"{ep.base_url}", ep.base_url)
-                self._verify[ep.base_url] = ep.tls_verify
+                self._tls[ep.base_url] = ep.tls()
         line = self.upstream.lineEdit()
         if line is not None:
             line.setPlaceholderText("https://api.openai.com/v1")
@@ -481,7 +482,7 @@ class TapDialog(QDialog):
         upstream = self.chosen_upstream()
         self.message.setText("Starting…")
         self.start_button.setEnabled(False)
-        c.start(upstream, self.port.value(), tls_verify=self._verify.get(upstream, True))
+        c.start(upstream, self.port.value(), tls=self._tls.get(upstream))
 
     def _show_state(self) -> None:
         c = self.controller
