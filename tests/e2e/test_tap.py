@@ -518,3 +518,30 @@ def test_listeners_hand_out_connections_with_tcp_nodelay(bind: str) -> None:
         with conn:
             assert conn.proto == socket.IPPROTO_TCP  # what asyncio's _set_nodelay checks
             assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+def test_an_endless_stream_costs_the_tap_no_memory_per_byte(upstream: ScriptedUpstream) -> None:
+    """Reads go to the capture file as they arrive and are kept nowhere else: 8 MB through
+    the tap, its allocations peak far below that (the answer's text is what is kept)."""
+    import tracemalloc
+
+    frame = b'data: {"choices":[{"delta":{"content":"x"}}]}' + b" " * 400 + b"\n\n"
+    upstream.script.reads = [frame * 16]  # 7 KB a read
+    upstream.script.repeat = 1200  # 8.5 MB
+    collector = Collector()
+    size = 0
+    with tap_for(upstream.url, collector) as tap, httpx.Client(timeout=30) as client:
+        tracemalloc.start()
+        try:
+            with client.stream("POST", tap.root_url + CHAT, json=ASK) as response:
+                for chunk in response.iter_raw():
+                    size += len(chunk)
+            [result] = collector.wait(timeout=60)
+            _now, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert size == len(frame) * 16 * 1200
+    assert (result.bytes, result.frames) == (size, 16 * 1200)
+    assert result.outcome == "truncated"  # (no [DONE]: an endless stream cut off)
+    assert peak < 3_000_000, f"peak {peak:,} B for {size:,} B streamed"
+    assert Path(str(result.exchange.capture)).stat().st_size > size  # all of it on disk

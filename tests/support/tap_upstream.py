@@ -58,6 +58,7 @@ class Script:
     status: int = 200
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": SSE})
     gzip: bool = False  # one gzip member, sent as the reads' compressed bytes
+    repeat: int = 1  # send the reads this many times over (not kept in ``sent``)
 
 
 class _CutError(Exception):
@@ -125,6 +126,11 @@ class ScriptedUpstream:
         index = len(self.sent) - 1
 
         async def body_iter() -> AsyncIterator[bytes]:
+            if s.repeat > 1:
+                for _ in range(s.repeat):
+                    for data in reads:
+                        yield data
+                return
             for i, data in enumerate(reads):
                 if i > 0 and i - 1 < len(s.gates):
                     ok = await asyncio.to_thread(s.gates[i - 1].wait, 10)
