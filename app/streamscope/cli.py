@@ -5,6 +5,7 @@ No arguments opens the main window. Subcommands run headless and never import Qt
     streamscope send ...         one streamed turn against an endpoint
     streamscope replay FILE ...  a recorded body (or capture) through the same pipeline
     streamscope demo-server ...  the embedded demo endpoint, standalone
+    streamscope tap ...          a recording reverse proxy: another app's streams as turns
     streamscope FILE.sscap       open the window and replay a capture (or repro bundle .zip)
     streamscope export ...       a saved conversation as Markdown or JSON
 
@@ -86,6 +87,21 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
 
+    tap = sub.add_parser(
+        "tap", help="forward another app's requests to an endpoint and record every exchange"
+    )
+    tap.add_argument("--upstream", required=True, metavar="URL", help="the endpoint to forward to")
+    tap.add_argument("--listen", default="127.0.0.1:8700", metavar="HOST:PORT")
+    tap.add_argument("--dialect", choices=dialect_names(with_auto=True), default="auto")
+    tap.add_argument("--json", action="store_true", help="one JSON object per finished exchange")
+    tap.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow --listen on an interface other machines can reach (prints a warning)",
+    )
+    tap.add_argument("--ca-file", metavar="FILE", help="extra CA certificates for the upstream")
+    tap.add_argument("--insecure", action="store_true", help="do not verify upstream's TLS")
+
     demo = sub.add_parser("demo-server", help="run the built-in demo endpoint")
     demo.add_argument("--host", default="127.0.0.1")
     demo.add_argument("--port", type=int, default=8765)
@@ -130,6 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope.core.store.export import run_export
 
         return run_export(args)
+    if args.command == "tap":
+        from streamscope.tap_cli import run_tap
+
+        return run_tap(args)
     if args.command == "demo-server":
         from streamscope.demo.server import serve_forever
 

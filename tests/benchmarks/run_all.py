@@ -3,7 +3,8 @@
     .venv/bin/python tests/benchmarks/run_all.py [--quick]
 
 Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``), the text diff of Compare
-two turns, then the GUI firehose, the 1,000,000-frame capture and the cold start
+two turns, the tap (``bench_tap.py``: added latency per read, firehose tap ÷ direct),
+then the GUI firehose, the 1,000,000-frame capture and the cold start
 (``bench_gui.py``). Takes a few
 minutes; every subprocess has a timeout, every server listens on 127.0.0.1 and is stopped.
 Exit code 1 when a target is missed.
@@ -22,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_gui
 import bench_pipeline
 import bench_sse
+import bench_tap
 from bench_gui import Row, check, info, print_table
 
 
@@ -79,6 +81,8 @@ def main() -> int:
     rows += pipeline_rows(args.quick)
     print("pipeline done", file=sys.stderr, flush=True)
     rows += text_diff_rows()
+    rows += bench_tap.measure(args.quick)
+    print("tap done", file=sys.stderr, flush=True)
     for name, bench in bench_gui.BENCHES.items():
         rows += bench(args.quick)
         print(f"{name} done", file=sys.stderr, flush=True)

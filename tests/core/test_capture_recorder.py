@@ -140,3 +140,22 @@ def test_a_file_that_cannot_be_written_fails_the_recording_not_the_turn(tmp_path
     rec.finished(Turn(outcome=Outcome.COMPLETED))
     with pytest.raises(OSError):
         rec.done.result(5)
+
+
+def test_without_keep_reads_the_reads_go_to_the_file_only(tmp_path: Path) -> None:
+    path = tmp_path / "endless.sscap"
+    rec = CaptureRecorder("openai", path=path, keep_reads=False)
+    rec.request_started(_spec(), b"{}", 0.0)
+    rec.response_started(200, [("content-type", "text/event-stream")], 0.1)
+    reads = [f"data: {i} {KEY}\n\n".encode() for i in range(300)]
+    for i, data in enumerate(reads):
+        rec.read(data, 0.2 + i / 1000)
+    rec.ended(StreamEnd("eof", elapsed=1.0))
+    rec.finished(Turn(outcome=Outcome.COMPLETED, reason="[DONE] received"))
+    capture = rec.done.result(5)
+    assert (len(capture.reads), capture.reads.size) == (0, 0)  # nothing kept in memory
+    on_disk = read_capture(path)
+    assert [d for _t, d in on_disk.reads] == [
+        d.replace(KEY.encode(), STARS.encode()) for d in reads
+    ]
+    assert on_disk.end is not None and on_disk.end.outcome == "completed"

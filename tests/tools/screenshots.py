@@ -1,6 +1,7 @@
 """Screenshots of the real window against the built-in demo, for the README and for looking.
 
     .venv/bin/python tests/tools/screenshots.py [--out DIR] [--scenario demo-tools ...]
+    .venv/bin/python tests/tools/screenshots.py --scenario tap   # Tap another app
 
 Starts Xvfb when there is no display (apt-get install xvfb imagemagick fonts-noto-cjk
 fonts-noto-color-emoji), opens StreamScope on a throw-away profile, sends one message per
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 DRIVER = r"""
@@ -45,8 +47,45 @@ def shot(name):
     # (no app.processEvents() here: called from a task, it would run other tasks inside it)
     subprocess.run(["import", "-window", "root", f"{out}/{name}.png"], check=True)
 
+async def tap_shot():
+    # Endpoint > Tap another app...: the demo as upstream, other clients through the tap
+    import threading
+    import httpx
+    server = await window.demo.ensure_started()
+    window.open_tap_dialog()
+    dialog = window._tap_dialog
+    dialog.upstream.setEditText(server.root_url)
+    dialog.start_button.click()
+    while not window.tap.running:
+        await asyncio.sleep(0.05)
+    base = window.tap.server.root_url
+    def client(model):
+        ask = {"model": model, "stream": True,
+               "messages": [{"role": "user", "content": "What's the weather in Zürich?"}]}
+        try:
+            with httpx.stream("POST", base + "/v1/chat/completions", json=ask, timeout=60) as r:
+                for _ in r.iter_raw():
+                    pass
+        except httpx.HTTPError:
+            pass
+    for model in ("demo-tools", "demo-cut", "demo-error-429", "demo-slow"):
+        threading.Thread(target=client, args=(model,), daemon=True).start()
+        await asyncio.sleep(1.2)
+    window.tapped_dock.raise_()
+    panel = window.tap_panel
+    panel.view.setCurrentIndex(panel.model.index(0, 0))
+    window.tap.show(window.tap.exchanges[0])
+    dialog.move(window.x() + 330, window.y() + 470)
+    await asyncio.sleep(1.0)
+    shot("tap")
+    window.tap.stop_and_wait()
+
 async def main():
     await asyncio.sleep(1.0)
+    if scenarios == ["tap"]:
+        await tap_shot()
+        await window.shutdown()
+        return
     for i, scenario in enumerate(scenarios):
         if i == 1:
             window.switcher.new_conversation()
@@ -116,6 +155,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="shots")
     parser.add_argument("--scenario", action="append", dest="scenarios")
+    parser.add_argument(
+        "--display", default=None, help="the Xvfb display to start (default: a free one)"
+    )
     args = parser.parse_args()
     scenarios = args.scenarios or ["demo-tools", "demo", "demo-cut", "demo-error-429"]
     out = Path(args.out).resolve()
@@ -127,14 +169,21 @@ def main() -> int:
     env = dict(os.environ, STREAMSCOPE_HOME=tempfile.mkdtemp(prefix="streamscope-shots-"))
     xvfb = None
     if not os.environ.get("DISPLAY"):
-        # -displayfd: Xvfb picks a free display and writes its number (no clash with others).
-        xvfb = subprocess.Popen(
-            ["Xvfb", "-displayfd", "1", "-screen", "0", "1440x900x24", "-nolisten", "tcp"],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert xvfb.stdout is not None
-        env["DISPLAY"] = f":{xvfb.stdout.readline().strip()}"
+        if args.display:
+            env["DISPLAY"] = args.display
+            xvfb = subprocess.Popen(
+                ["Xvfb", args.display, "-screen", "0", "1440x900x24", "-nolisten", "tcp"]
+            )
+            time.sleep(1.0)
+        else:
+            # -displayfd: Xvfb picks a free display and writes its number (no clash with others).
+            xvfb = subprocess.Popen(
+                ["Xvfb", "-displayfd", "1", "-screen", "0", "1440x900x24", "-nolisten", "tcp"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert xvfb.stdout is not None
+            env["DISPLAY"] = f":{xvfb.stdout.readline().strip()}"
     env.pop("QT_QPA_PLATFORM", None)
     try:
         subprocess.run(

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QCloseEvent
-    from PySide6.QtWidgets import QComboBox, QDockWidget, QPushButton
+    from PySide6.QtWidgets import QComboBox, QDialog, QDockWidget, QPushButton
 
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.net.endpoint_store import EndpointSettings
@@ -174,6 +174,7 @@ class MainWindow(QMainWindow):
         self.controller.editingChanged.connect(self._on_controller_editing_changed)
         self.controller.busyChanged.connect(self._on_controller_busy_changed)
         self.controller.historyChanged.connect(self._on_controller_history_changed)
+        self._build_tap()
 
         self._build_menus()
         window_state.restore_layout(
@@ -289,8 +290,17 @@ class MainWindow(QMainWindow):
         manage.triggered.connect(self.endpoint_bar.manage_endpoints)
         endpoint_menu.addAction(edit)
         endpoint_menu.addAction(manage)
+        endpoint_menu.addSeparator()
+        tap = QAction("&Tap another app…", self)
+        tap.triggered.connect(self.open_tap_dialog)
+        endpoint_menu.addAction(tap)
         view = menu.addMenu("&View")
-        for dock in (self.conversations_dock, self.inspector_dock, self.tools_dock):
+        for dock in (
+            self.conversations_dock,
+            self.tapped_dock,
+            self.inspector_dock,
+            self.tools_dock,
+        ):
             view.addAction(dock.toggleViewAction())
         stop = QAction("Stop", self)
         stop.setShortcut(QKeySequence(Qt.Key.Key_Escape))
@@ -304,6 +314,37 @@ class MainWindow(QMainWindow):
         about = QAction("&About StreamScope", self)
         about.triggered.connect(self._on_about_triggered)
         self._help_menu.addAction(about)
+
+    def _build_tap(self) -> None:
+        """The Tapped dock (a tab beside Conversations) and its controller."""
+        from streamscope.ui.tap_panel import TapController, TapPanel
+
+        self.tap = TapController(self.inspector, busy=lambda: self.controller.busy, parent=self)
+        self.tap_panel = TapPanel(self.tap, self)
+        self.tap_panel.open_dialog.clicked.connect(self.open_tap_dialog)
+        self.tapped_dock = self._dock(
+            "Tapped", self.tap_panel, self.dockWidgetArea(self.conversations_dock)
+        )
+        self.tabifyDockWidget(self.conversations_dock, self.tapped_dock)
+        self.conversations_dock.raise_()
+        self.controller.busyChanged.connect(self._on_controller_busy_for_tap)
+        self._tap_dialog: QDialog | None = None
+
+    def open_tap_dialog(self) -> None:
+        """Endpoint → Tap another app…: the tap's dialog (one, not modal)."""
+        from streamscope.ui.tap_panel import TapDialog
+
+        if self._tap_dialog is None:
+            endpoints = list(self.endpoint_bar.endpoints.endpoints)
+            self._tap_dialog = TapDialog(self.tap, endpoints, self.demo, self)
+        self._tap_dialog.show()
+        self._tap_dialog.raise_()
+        self.tapped_dock.show()
+        self.tapped_dock.raise_()
+
+    def _on_controller_busy_for_tap(self, busy: bool) -> None:
+        if busy:  # a chat turn streams into the inspector now
+            self.tap.release_inspector()
 
     def _on_endpoint_bar_endpoint_changed(self) -> None:
         ep = self.endpoint_bar.current_endpoint()
@@ -392,5 +433,6 @@ class MainWindow(QMainWindow):
             return
         self.save_settings()
         self.controller.stop()
+        self.tap.stop_and_wait()
         super().closeEvent(event)
         self.closed.emit()

@@ -57,7 +57,10 @@ def redact_request(spec: RequestSpec, body: bytes, scrubber: Scrubber) -> Captur
 
 
 class CaptureRecorder(TurnObserver):
-    """Records a turn; see the module docstring. ``capture`` is complete once ``done`` is."""
+    """Records a turn; see the module docstring. ``capture`` is complete once ``done`` is.
+
+    ``keep_reads=False`` (with a ``path``): the reads go to the file only, never into
+    ``capture.reads``, so an endless stream costs no memory (the tap records this way)."""
 
     def __init__(
         self,
@@ -65,9 +68,11 @@ class CaptureRecorder(TurnObserver):
         *,
         path: Path | None = None,
         app_version: str = __version__,
+        keep_reads: bool = True,
     ) -> None:
         self.capture = Capture(dialect, app_version=app_version, created=now_iso())
         self.path = path
+        self.keep_reads = keep_reads or path is None
         self.turn: Turn | None = None
         self.scrubber = Scrubber()
         self.done: Future[Capture] = Future()
@@ -176,10 +181,12 @@ class CaptureRecorder(TurnObserver):
             self._fp.write(header_line(self.capture))
 
     def _keep(self, reads: list[tuple[float, bytes]]) -> None:
+        keep = self.keep_reads
         append = self.capture.reads.append
         fp = self._fp
         for t, data in reads:
-            append(t, data)
+            if keep:
+                append(t, data)
             if fp is not None:
                 fp.write(read_line(t, data))
 

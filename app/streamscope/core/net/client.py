@@ -46,6 +46,7 @@ __all__ = [
     "TLSOptions",
     "TurnObserver",
     "classify_content_type",
+    "http_client",
 ]
 
 MAX_ERROR_BODY = 1 << 20
@@ -97,12 +98,7 @@ class StreamClient:
     def _http(self, tls: TLSOptions) -> httpx.AsyncClient:
         client = self._clients.get(tls)
         if client is None:
-            client = environment_client(  # ProxySettingError: an unusable proxy variable
-                verify=_ssl_context(tls),
-                transport=self._transport,
-                follow_redirects=False,
-                timeout=httpx.Timeout(10.0, read=None),
-            )
+            client = http_client(tls, transport=self._transport)
             self._clients[tls] = client
         return client
 
@@ -273,6 +269,20 @@ class StreamClient:
                 return replace(base, kind="idle_timeout", timeout=limit)
             except httpx.HTTPError as exc:
                 return replace(base, kind="broken", detail=_describe(exc))
+
+
+def http_client(
+    tls: TLSOptions = TLSOptions(), *, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
+    """The HTTP client chat turns use (and the tap's upstream side): the environment's
+    proxies, the endpoint's TLS options, no redirects, no read timeout.
+    :class:`ProxySettingError` when a proxy variable cannot be used."""
+    return environment_client(
+        verify=_ssl_context(tls),
+        transport=transport,
+        follow_redirects=False,
+        timeout=httpx.Timeout(10.0, read=None),
+    )
 
 
 def _loop_deadline(deadline: float, clock: Callable[[], float]) -> float:

@@ -1,0 +1,511 @@
+"""Tap another app, in the window: the tap's dialog (upstream, port, Start/Stop, the base URL
+to paste) and the Tapped list, whose exchanges open in the inspector — live, while they
+stream.
+
+The tap (:class:`~streamscope.core.tap.server.TapServer`) runs its own event loop in a thread.
+Each exchange is watched there by a :class:`_Feed`: the same
+:class:`~streamscope.core.turn.progress.ProgressEncoder` that live chat turns use builds
+:class:`Progress` batches (rows and the reducer's :class:`TurnDelta`) under a lock; a feed
+with news pokes the window once (a queued signal), and the paint clock takes the batches on
+the UI thread. Every batch is kept per exchange, so choosing an exchange shows it whole —
+finished or still streaming — and the open one gets each new batch as it comes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QGuiApplication, QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from streamscope.core.net.options import TLSOptions
+from streamscope.core.redact import Scrubber
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.observer import TurnObserver
+from streamscope.core.turn.outcome import Outcome, format_bytes
+from streamscope.core.turn.progress import Progress, ProgressEncoder
+from streamscope.ui.message_card import outcome_colour
+from streamscope.ui.paint_clock import default_clock
+from streamscope.ui.status_panel import GLYPHS
+from streamscope.ui.turn_runner import TurnStart
+
+if TYPE_CHECKING:
+    from streamscope.core.net.endpoints import Endpoint
+    from streamscope.core.tap.proxy import ExchangeResult, TapExchange
+    from streamscope.core.tap.server import TapServer
+    from streamscope.core.turn.pipeline import PipelineUpdate
+    from streamscope.ui.demo_service import DemoService
+    from streamscope.ui.inspector.inspector import InspectorPanel
+
+__all__ = ["TapController", "TapDialog", "TapPanel", "TappedExchange"]
+
+DEMO_UPSTREAM = "Built-in demo"
+
+
+class _Feed(TurnObserver):
+    """One exchange's batches, built on the tap's thread; :meth:`take` on the UI thread."""
+
+    def __init__(self, poke: Callable[[], None]) -> None:
+        self._lock = threading.Lock()
+        self._encoder = ProgressEncoder()
+        self._poke = poke
+        self._poked = False
+        self.response: tuple[int, list[tuple[str, str]]] | None = None
+
+    def response_started(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
+        with self._lock:
+            self.response = (status, headers)
+        self._news()
+
+    def read(self, data: bytes, t: float) -> None:
+        with self._lock:
+            self._encoder.read(data, t)
+
+    def progressed(self, update: PipelineUpdate, t: float) -> None:
+        with self._lock:
+            self._encoder.progressed(update, t)
+        self._news()
+
+    def _news(self) -> None:
+        with self._lock:
+            if self._poked:
+                return
+            self._poked = True
+        self._poke()  # (one queued signal until the window takes what is there)
+
+    def take(self) -> Progress:
+        with self._lock:
+            self._poked = False
+            batch = self._encoder.take()
+            batch.total_frames = self._encoder.frames
+            return batch
+
+
+@dataclass(eq=False)
+class TappedExchange:
+    """An exchange as the window keeps it: every batch so far (``kept``) and, once it has
+    ended, its result."""
+
+    exchange: TapExchange
+    feed: _Feed
+    dialect: str
+    kept: Progress = field(default_factory=Progress)
+    result: ExchangeResult | None = None
+    bytes: int = 0
+    key: int = 0
+
+    @property
+    def turn(self) -> Turn | None:
+        return self.result.turn if self.result is not None else None
+
+    def start(self) -> TurnStart:
+        ex = self.exchange
+        return TurnStart(
+            ex.spec,
+            ex.body,
+            self.dialect,
+            ex.started,
+            scrubber=Scrubber.for_request(ex.headers, ex.url),
+        )
+
+    def label(self) -> str:
+        ex = self.exchange
+        head = f"#{ex.id} {ex.method} {ex.path}"
+        r = self.result
+        if r is None:
+            status = self.feed.response[0] if self.feed.response else "…"
+            return f"{head}\n● streaming · {status} · {format_bytes(self.bytes)}"
+        outcome = Outcome(r.outcome)
+        glyph = GLYPHS[outcome][0]
+        return (
+            f"{head}\n{glyph} {r.outcome} · {r.status} · {r.frames} frames · "
+            f"{format_bytes(r.bytes)} · {r.duration_ms / 1000:.2f} s"
+        )
+
+
+class _Bridge(QObject):
+    """The tap's listener: its calls (on the tap's thread) become queued signals."""
+
+    started = Signal(object)  # TappedExchange
+    finished = Signal(object)  # ExchangeResult
+    news = Signal(object)  # TappedExchange
+
+    def __init__(self, dialect: str) -> None:
+        super().__init__()
+        self.dialect = dialect
+
+    def exchange_started(self, exchange: TapExchange) -> TurnObserver | None:
+        holder: list[TappedExchange] = []
+        feed = _Feed(lambda: self.news.emit(holder[0]))
+        item = TappedExchange(exchange, feed, self.dialect)
+        holder.append(item)
+        self.started.emit(item)
+        return feed
+
+    def exchange_finished(self, result: ExchangeResult) -> None:
+        self.finished.emit(result)
+
+
+class TapController(QObject):
+    """Runs the tap (start and stop off the UI thread) and keeps its exchanges; the one
+    shown in the inspector gets every batch as it arrives."""
+
+    stateChanged = Signal()
+    exchangeAdded = Signal(object)
+    exchangeChanged = Signal(object)
+    _startDone = Signal(object, str)  # TapServer | None, error
+
+    def __init__(
+        self,
+        inspector: InspectorPanel,
+        *,
+        busy: Callable[[], bool] = lambda: False,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.inspector = inspector
+        self.busy = busy
+        self.server: TapServer | None = None
+        self.error = ""
+        self.upstream = ""
+        self.exchanges: list[TappedExchange] = []
+        self.shown: TappedExchange | None = None
+        self._by_key: dict[int, TappedExchange] = {}  # key: the window's own numbering
+        self._by_exchange: dict[int, TappedExchange] = {}  # id() of the TapExchange
+        self._keys = itertools.count(1)
+        self._dirty: set[TappedExchange] = set()
+        self._bridge: _Bridge | None = None
+        self._startDone.connect(self._on_start_done)
+
+    @property
+    def running(self) -> bool:
+        return self.server is not None
+
+    def start(self, upstream: str, port: int, *, tls: TLSOptions | None = None) -> None:
+        """Start a tap in front of ``upstream`` on 127.0.0.1:``port`` (0: any free port),
+        with the endpoint's TLS options (system trust, CA file, verification off)."""
+        if self.server is not None:
+            return
+        from streamscope.core.capture.files import CaptureStore
+        from streamscope.core.tap.server import TapServer
+
+        self.error = ""
+        self.upstream = upstream
+        bridge = self._bridge = _Bridge("auto")
+        bridge.started.connect(self._on_started)
+        bridge.finished.connect(self._on_finished)
+        bridge.news.connect(self._on_news)
+        try:
+            server = TapServer(
+                upstream,
+                port=port,
+                tls=tls or TLSOptions(),
+                captures=CaptureStore(),
+                listener=bridge,
+            )
+        except ValueError as exc:
+            self.error = str(exc)
+            self.stateChanged.emit()
+            return
+
+        def run() -> None:
+            try:
+                server.start()
+            except (OSError, RuntimeError) as exc:
+                self._startDone.emit(None, str(exc))
+                return
+            self._startDone.emit(server, "")
+
+        threading.Thread(target=run, name="tap-start", daemon=True).start()
+
+    def _on_start_done(self, server: TapServer | None, error: str) -> None:
+        self.server, self.error = server, error
+        self.stateChanged.emit()
+
+    def stop(self) -> None:
+        """Stop the tap (open exchanges end as cancelled), off the UI thread."""
+        server, self.server = self.server, None
+        if server is not None:
+            threading.Thread(target=server.stop, name="tap-stop", daemon=True).start()
+        self.stateChanged.emit()
+
+    def stop_and_wait(self) -> None:
+        """Stop the tap now (the window is closing)."""
+        server, self.server = self.server, None
+        if server is not None:
+            server.stop()
+
+    # -- exchanges ----------------------------------------------------------------------
+
+    def _on_started(self, item: TappedExchange) -> None:
+        self.exchanges.append(item)
+        item.key = next(self._keys)  # (a restarted tap numbers its exchanges from 1 again)
+        self._by_key[item.key] = item
+        self._by_exchange[id(item.exchange)] = item
+        self.exchangeAdded.emit(item)
+
+    def _on_news(self, item: TappedExchange) -> None:
+        self._dirty.add(item)
+        default_clock().poke(self._deliver)
+
+    def _deliver(self, deadline: float) -> float | None:
+        dirty, self._dirty = self._dirty, set()
+        for item in dirty:
+            self._take(item)
+            self.exchangeChanged.emit(item)
+        return None
+
+    def _take(self, item: TappedExchange) -> None:
+        batch = item.feed.take()
+        if batch.is_empty():
+            return
+        item.bytes += sum(len(data) for data, _t in batch.reads)
+        batch.total_bytes = item.bytes
+        batch.elapsed = time.monotonic() - item.exchange.started
+        if item is self.shown:
+            self.inspector.add_progress(batch)
+        item.kept.merge(batch)
+        item.kept.total_bytes, item.kept.total_frames = batch.total_bytes, batch.total_frames
+
+    def _on_finished(self, result: ExchangeResult) -> None:
+        item = self._by_exchange.get(id(result.exchange))
+        if item is None:
+            return
+        self._dirty.discard(item)
+        self._take(item)
+        item.result = result
+        if item is self.shown:
+            self.inspector.finish_turn(result.turn)
+        self.exchangeChanged.emit(item)
+
+    def show(self, item: TappedExchange) -> bool:
+        """Show ``item`` in the inspector (whole so far; live from here on). Not while a
+        chat turn streams into the inspector."""
+        if self.busy():
+            return False
+        self.shown = item
+        inspector = self.inspector
+        inspector.begin_turn(item.start())
+        if item.feed.response is not None:
+            inspector.set_response(*item.feed.response)
+        self._take(item)
+        whole = Progress()
+        whole.merge(item.kept)
+        whole.total_bytes, whole.total_frames = item.kept.total_bytes, item.kept.total_frames
+        whole.elapsed = time.monotonic() - item.exchange.started
+        if not whole.is_empty():
+            inspector.add_progress(whole)
+        if item.turn is not None:
+            inspector.finish_turn(item.turn)
+        return True
+
+    def get(self, key: int) -> TappedExchange | None:
+        return self._by_key.get(key)
+
+    def release_inspector(self) -> None:
+        """A chat turn takes the inspector: stop sending it tapped batches."""
+        self.shown = None
+
+
+class TapPanel(QWidget):
+    """The Tapped dock: what the tap is doing, and its exchanges (newest last)."""
+
+    def __init__(self, controller: TapController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        self.state = QLabel(self)
+        self.state.setWordWrap(True)
+        self.state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.open_dialog = QPushButton("Tap another app…", self)
+        self.model = QStandardItemModel(self)
+        self.view = QListView(self)
+        self.view.setModel(self.model)
+        self.view.setEditTriggers(QListView.EditTrigger.NoEditTriggers)
+        self.view.setUniformItemSizes(True)
+        layout.addWidget(self.state)
+        layout.addWidget(self.open_dialog)
+        layout.addWidget(self.view, 1)
+        self._rows: dict[int, QStandardItem] = {}
+        controller.stateChanged.connect(self._show_state)
+        controller.exchangeAdded.connect(self._on_added)
+        controller.exchangeChanged.connect(self._on_changed)
+        self.view.clicked.connect(self._on_clicked)
+        self.view.activated.connect(self._on_clicked)
+        self._show_state()
+
+    def _show_state(self) -> None:
+        c = self.controller
+        if c.server is not None:
+            self.state.setText(f"Tapping {c.upstream}\nbase URL: {c.server.base_url}")
+        elif c.error:
+            self.state.setText(f"Tap not running: {c.error}")
+        else:
+            self.state.setText("Tap not running")
+
+    def _on_added(self, item: TappedExchange) -> None:
+        row = QStandardItem(item.label())
+        row.setData(item.key, Qt.ItemDataRole.UserRole)
+        self._rows[item.key] = row
+        self.model.appendRow(row)
+
+    def _on_changed(self, item: TappedExchange) -> None:
+        row = self._rows.get(item.key)
+        if row is None:
+            return
+        row.setText(item.label())
+        if item.result is not None:
+            row.setForeground(outcome_colour(Outcome(item.result.outcome), self.palette()))
+
+    def _on_clicked(self, index: object) -> None:
+        from PySide6.QtCore import QModelIndex
+
+        assert isinstance(index, QModelIndex)
+        exchange_id = index.data(Qt.ItemDataRole.UserRole)
+        item = self.controller.get(exchange_id)
+        if item is not None:
+            self.controller.show(item)
+
+    def texts(self) -> list[str]:
+        return [self.model.item(i).text() for i in range(self.model.rowCount())]
+
+
+class TapDialog(QDialog):
+    """Endpoint → Tap another app…: upstream (a configured endpoint or a URL), port,
+    Start/Stop; once running, the base URL to paste (Copy) and the SDKs' environment lines."""
+
+    def __init__(
+        self,
+        controller: TapController,
+        endpoints: list[Endpoint],
+        demo: DemoService | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Tap another app")
+        self.controller = controller
+        self.demo = demo
+        self._tls: dict[str, TLSOptions] = {}
+        self.upstream = QComboBox(self)
+        self.upstream.setEditable(True)
+        for ep in endpoints:
+            if ep.preset == "demo":
+                self.upstream.addItem(DEMO_UPSTREAM)
+            elif ep.base_url:
+                self.upstream.addItem(f"{ep.base_url}", ep.base_url)
+                self._tls[ep.base_url] = ep.tls()
+        line = self.upstream.lineEdit()
+        if line is not None:
+            line.setPlaceholderText("https://api.openai.com/v1")
+        self.port = QSpinBox(self)
+        self.port.setRange(0, 65535)
+        self.port.setValue(8700)
+        self.port.setSpecialValueText("any free port")
+        self.start_button = QPushButton("Start", self)
+        self.base_url = QLineEdit(self)
+        self.base_url.setReadOnly(True)
+        self.copy_button = QPushButton("Copy", self)
+        self.env = QPlainTextEdit(self)
+        self.env.setReadOnly(True)
+        self.env.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.env.setFixedHeight(self.env.fontMetrics().lineSpacing() * 4 + 14)
+        self.env.setMinimumWidth(self.env.fontMetrics().horizontalAdvance("x" * 46))
+        self.copy_env = QPushButton("Copy lines", self)
+        self.message = QLabel(self)
+        self.message.setWordWrap(True)
+        form = QFormLayout()
+        form.addRow("Upstream", self.upstream)
+        form.addRow("Port (127.0.0.1)", self.port)
+        base_row = QHBoxLayout()
+        base_row.addWidget(self.base_url, 1)
+        base_row.addWidget(self.copy_button)
+        form.addRow("Base URL", base_row)
+        env_row = QHBoxLayout()
+        env_row.addWidget(self.env, 1)
+        env_row.addWidget(self.copy_env, 0, Qt.AlignmentFlag.AlignTop)
+        form.addRow("Environment", env_row)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.message)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.start_button)
+        close = QPushButton("Close", self)
+        close.clicked.connect(self.close)
+        buttons.addWidget(close)
+        layout.addLayout(buttons)
+        self.start_button.clicked.connect(self._on_start_clicked)
+        self.copy_button.clicked.connect(self._on_copy_clicked)
+        self.copy_env.clicked.connect(self._on_copy_env_clicked)
+        controller.stateChanged.connect(self._show_state)
+        self._show_state()
+
+    def chosen_upstream(self) -> str:
+        text = self.upstream.currentText().strip()
+        if text == DEMO_UPSTREAM and self.demo is not None and self.demo.running:
+            return self.demo.base_url("openai").removesuffix("/v1")
+        return text
+
+    def _on_start_clicked(self) -> None:
+        c = self.controller
+        if c.running:
+            c.stop()
+            return
+        demo = self.demo
+        if self.upstream.currentText().strip() == DEMO_UPSTREAM and demo and not demo.running:
+            import asyncio
+
+            self.message.setText("Starting the built-in demo…")
+            task = asyncio.ensure_future(demo.ensure_started())
+            task.add_done_callback(lambda _t: self._on_start_clicked())
+            return
+        upstream = self.chosen_upstream()
+        self.message.setText("Starting…")
+        self.start_button.setEnabled(False)
+        c.start(upstream, self.port.value(), tls=self._tls.get(upstream))
+
+    def _show_state(self) -> None:
+        c = self.controller
+        self.start_button.setEnabled(True)
+        running = c.server is not None
+        self.start_button.setText("Stop" if running else "Start")
+        self.upstream.setEnabled(not running)
+        self.port.setEnabled(not running)
+        if c.server is not None:
+            self.base_url.setText(c.server.base_url)
+            self.env.setPlainText("\n".join(c.server.env_lines()))
+            self.message.setText(
+                f"Listening on {c.server.root_url}: point a client's base URL here; its "
+                "exchanges appear in the Tapped list."
+            )
+        else:
+            self.base_url.clear()
+            self.env.clear()
+            self.message.setText(f"Could not start: {c.error}" if c.error else "")
+        self.adjustSize()  # (the message may have grown a line)
+
+    def _on_copy_clicked(self) -> None:
+        QGuiApplication.clipboard().setText(self.base_url.text())
+
+    def _on_copy_env_clicked(self) -> None:
+        QGuiApplication.clipboard().setText(self.env.toPlainText())

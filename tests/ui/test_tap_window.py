@@ -1,0 +1,155 @@
+"""Endpoint → Tap another app… in the real window: start a tap from the dialog, send through
+it from another client, and watch the exchange in the Tapped list and the inspector while it
+streams (the same batches and reducer deltas as a chat turn)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from PySide6.QtGui import QGuiApplication
+from pytestqt.qtbot import QtBot
+
+from streamscope.demo.server import DemoServer
+from streamscope.ui.main_window import MainWindow
+from streamscope.ui.tap_panel import TapDialog
+from support.tap_upstream import FINAL, ScriptedUpstream, chat_frame
+
+CHAT = "/v1/chat/completions"
+ASK = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+
+
+@pytest.fixture
+def window(qtbot: QtBot, aloop: object) -> Iterator[MainWindow]:
+    win = MainWindow()
+    qtbot.addWidget(win)
+    yield win
+    win.tap.stop_and_wait()
+
+
+def _start(qtbot: QtBot, window: MainWindow, upstream: str) -> TapDialog:
+    window.open_tap_dialog()
+    dialog = window._tap_dialog
+    assert isinstance(dialog, TapDialog)
+    dialog.upstream.setEditText(upstream)
+    dialog.port.setValue(0)
+    dialog.start_button.click()
+    qtbot.waitUntil(lambda: window.tap.running, timeout=10_000)
+    return dialog
+
+
+def test_a_tapped_exchange_shows_live_in_the_list_and_the_inspector(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    with ScriptedUpstream() as upstream:
+        upstream.script.reads = [chat_frame("one"), FINAL]
+        upstream.script.gates = [threading.Event()]
+        dialog = _start(qtbot, window, upstream.url)
+        server = window.tap.server
+        assert server is not None
+        assert dialog.base_url.text() == server.root_url
+        assert dialog.start_button.text() == "Stop"
+        assert dialog.env.toPlainText().splitlines()[0] == f"OPENAI_BASE_URL={server.root_url}/v1"
+        dialog.copy_button.click()
+        assert QGuiApplication.clipboard().text() == server.root_url
+        assert window.tapped_dock.isVisibleTo(window)
+
+        got: list[bytes] = []
+
+        def client() -> None:
+            with httpx.stream("POST", server.root_url + CHAT, json=ASK, timeout=10) as r:
+                got.extend(r.iter_raw())
+
+        sender = threading.Thread(target=client)
+        sender.start()
+        panel = window.tap_panel
+        qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=10_000)
+        panel.view.clicked.emit(panel.model.index(0, 0))
+        assert window.tap.shown is window.tap.exchanges[0]
+        frames = window.inspector.frames_model
+        # the first frame is in the inspector while upstream still holds the rest back
+        qtbot.waitUntil(lambda: frames.rowCount() == 1, timeout=10_000)
+        assert panel.texts()[0].splitlines() == [
+            "#1 POST /v1/chat/completions",
+            "● streaming · 200 · 123 B",
+        ]
+        assert "/v1/chat/completions" in window.inspector.request_panel.texts()[0]
+        upstream.script.gates[0].set()
+        sender.join(10)
+        qtbot.waitUntil(lambda: "completed" in panel.texts()[0], timeout=10_000)
+        assert frames.rowCount() == 3
+        assert b"".join(got) == chat_frame("one") + FINAL
+        line = panel.texts()[0].splitlines()[1]
+        assert line.startswith("✓ completed · 200 · 3 frames · ")
+        assert window.status.text() == "Ready"  # the chat's status is its own
+        dialog.start_button.click()  # Stop
+        qtbot.waitUntil(lambda: dialog.start_button.text() == "Start", timeout=10_000)
+        assert not window.tap.running
+        # started again, the tap numbers its exchanges from 1: both rows stay apart
+        upstream.script.gates = []
+        dialog.start_button.click()
+        qtbot.waitUntil(lambda: window.tap.running, timeout=10_000)
+        server = window.tap.server
+        assert server is not None
+        httpx.post(server.root_url + CHAT, json=ASK, timeout=10)
+        qtbot.waitUntil(lambda: len(panel.texts()) == 2 and "completed" in panel.texts()[1])
+        assert panel.texts()[0].splitlines()[1].startswith("✓ completed · 200 · 3 frames")
+        assert panel.texts()[1].splitlines()[0] == "#1 POST /v1/chat/completions"
+        panel.view.clicked.emit(panel.model.index(0, 0))
+        assert window.tap.shown is window.tap.exchanges[0]
+
+
+def test_a_finished_exchange_opens_whole_with_its_tool_calls(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    with DemoServer(speed=1000) as demo:
+        _start(qtbot, window, demo.root_url)
+        server = window.tap.server
+        assert server is not None
+        for model in ("demo-tools", "demo"):
+            ask = {**ASK, "model": model}
+            httpx.post(server.root_url + CHAT, json=ask, timeout=10)
+        panel = window.tap_panel
+        qtbot.waitUntil(
+            lambda: (
+                [t.splitlines()[1].split(" · ")[0] for t in panel.texts()]
+                == ["✓ completed", "✓ completed"]
+            ),
+            timeout=10_000,
+        )
+        results = [item.result for item in window.tap.exchanges]
+        assert [r.dialect for r in results if r] == ["openai", "openai"]
+        panel.view.clicked.emit(panel.model.index(0, 0))
+        inspector = window.inspector
+        qtbot.waitUntil(lambda: inspector.frames_model.rowCount() == results[0].frames)  # type: ignore[union-attr]
+        assert inspector.toolcalls_panel.call_count() == 2
+        panel.view.clicked.emit(panel.model.index(1, 0))
+        assert inspector.frames_model.rowCount() == results[1].frames  # type: ignore[union-attr]
+        assert inspector.toolcalls_panel.call_count() == 0
+
+
+def test_an_endpoint_upstream_brings_its_tls_options(qtbot: QtBot, window: MainWindow) -> None:
+    from streamscope.core.net.endpoints import Endpoint
+    from streamscope.core.net.options import TLSOptions
+
+    endpoints = [
+        Endpoint(id="demo", name="Built-in demo", preset="demo"),
+        Endpoint(id="x", name="Lab", base_url="https://10.0.0.9:8443/v1", tls_verify=False),
+        Endpoint(id="y", name="Own CA", base_url="https://lab.test/v1", ca_bundle="/tmp/ca.pem"),
+    ]
+    dialog = TapDialog(window.tap, endpoints, window.demo, window)
+    qtbot.addWidget(dialog)
+    items = [dialog.upstream.itemText(i) for i in range(dialog.upstream.count())]
+    assert items == ["Built-in demo", "https://10.0.0.9:8443/v1", "https://lab.test/v1"]
+    for index, tls in ((1, TLSOptions(verify=False)), (2, TLSOptions(ca_bundle="/tmp/ca.pem"))):
+        dialog.upstream.setCurrentIndex(index)
+        dialog.port.setValue(0)
+        dialog.start_button.click()
+        qtbot.waitUntil(lambda: window.tap.running, timeout=10_000)
+        server = window.tap.server
+        assert server is not None and server.app.tls == tls
+        assert dialog.base_url.text() == server.root_url + "/v1"  # upstream's prefix kept
+        dialog.start_button.click()
+        assert not window.tap.running
