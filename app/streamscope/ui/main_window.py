@@ -172,9 +172,10 @@ class MainWindow(QMainWindow):
         self.controller.historyChanged.connect(self._on_controller_history_changed)
 
         self._build_menus()
-        window_state.restore_layout(
+        self.chat_room = window_state.restore_layout(
             self,
             self.inspector,
+            chat=self.chat,
             conversations_dock=self.conversations_dock,
             inspector_dock=self.inspector_dock,
         )
