@@ -243,3 +243,34 @@ def test_long_titles_are_elided_not_scrolled(
     shown = lst.fontMetrics().elidedText(LONG, lst.textElideMode(), lst.viewport().width() - 8)
     assert shown.endswith("…") and len(shown) < len(LONG)
     assert item.toolTip().split("\n")[0] == LONG
+
+
+def test_the_keyboard_focus_is_ringed(window: MainWindow, qtbot: QtBot) -> None:
+    from streamscope.ui.focus_ring import RING_WIDTH
+
+    editor = window.composer.editor
+    editor.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is editor)
+    ring = window.focus_ring.ring()
+    assert ring is not None and ring.isVisible() and ring.widget() is editor
+
+    qtbot.keyClick(editor, Qt.Key.Key_Tab)  # to the Send button, a default button
+    send = window.composer.send_button
+    assert QApplication.focusWidget() is send
+    ring = window.focus_ring.ring()
+    assert ring is not None and ring.isVisible() and ring.widget() is send
+    around = ring.geometry()
+    inner = send.geometry()
+    assert around.contains(inner) and around.width() >= inner.width() + RING_WIDTH
+    image = ring.grab().toImage()
+    highlight = ring.palette().color(ring.palette().ColorRole.Highlight)
+    edge = image.pixelColor(image.width() // 2, 1)
+    assert (edge.red(), edge.green(), edge.blue()) == (
+        highlight.red(),
+        highlight.green(),
+        highlight.blue(),
+    )
+
+    window.conversations.focus_list()  # Ctrl+1's target: the list, ringed too
+    ring = window.focus_ring.ring()
+    assert ring is not None and ring.widget() is window.conversations.list

@@ -174,6 +174,9 @@ class MainWindow(QMainWindow):
         self._shortcuts_dialog: QDialog | None = None
         self.log_folder_dialog: QDialog | None = None
         self._build_menus()
+        from streamscope.ui.focus_ring import FocusRing
+
+        self.focus_ring = FocusRing(self)  # keyboard focus is always visible
         self.chat_room = window_state.restore_layout(
             self,
             self.inspector,

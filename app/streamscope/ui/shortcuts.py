@@ -184,6 +184,9 @@ class ShortcutsDialog(QDialog):
             text = entry.text if entry.where == "window" else f"{entry.text} (in the message box)"
             self.table.setItem(row, 0, keys)
             self.table.setItem(row, 1, QTableWidgetItem(text))
+        rows = self.table.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 8)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
@@ -195,7 +198,9 @@ class ShortcutsDialog(QDialog):
         layout.addWidget(self.table)
         layout.addWidget(note)
         layout.addWidget(buttons)
-        self.resize(520, 520)
+        table_height = rows.defaultSectionSize() * len(SHORTCUTS) + header.sizeHint().height()
+        self.table.setMinimumHeight(table_height + 2 * self.table.frameWidth())
+        self.resize(520, 0)
 
     def rows(self) -> list[tuple[str, str]]:
         """What is listed, row by row: (keys, text)."""
