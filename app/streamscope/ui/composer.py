@@ -6,6 +6,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
+from streamscope.ui.shortcuts import native_keys, shortcut
+
+
+def _keys(name: str) -> str:
+    return native_keys(shortcut(name))
+
 
 class _Editor(QPlainTextEdit):
     submitted = Signal()
@@ -39,11 +45,15 @@ class Composer(QWidget):
         self.send_button = QPushButton("Send ⏎", self)
         self.send_button.setDefault(True)
         self.stop_button = QPushButton("■ Stop", self)
-        self.stop_button.setToolTip("Stop the stream (Esc)")
+        self.stop_button.setToolTip(f"Stop the stream ({_keys('stop')})")
         self.regenerate_button = QPushButton("↻ Regenerate", self)
-        self.regenerate_button.setToolTip("Send the last message again; keeps this answer")
+        self.regenerate_button.setToolTip(
+            f"Send the last message again; keeps this answer ({_keys('regenerate')})"
+        )
         self.edit_button = QPushButton("✎ Edit last", self)
-        self.edit_button.setToolTip("Put the last message back in the box to edit and resend")
+        self.edit_button.setToolTip(
+            f"Put the last message back in the box to edit and resend ({_keys('edit_last')})"
+        )
 
         buttons = QVBoxLayout()
         buttons.setSpacing(4)

@@ -37,6 +37,7 @@ __all__ = [
     "add_chat_menu",
     "add_go_to_actions",
     "bind",
+    "native_keys",
     "shortcut",
 ]
 
