@@ -141,3 +141,23 @@ def _settle(window: MainWindow) -> None:
     for _ in range(5):
         QCoreApplication.processEvents()
         QTest.qWait(20)
+
+
+def test_a_dock_dragged_wider_by_hand_is_the_users_choice(start: Start) -> None:
+    from PySide6.QtCore import QPoint
+
+    window = start(1360, 860)
+    centre = window.centralWidget()
+    assert centre is not None
+    at = QPoint(centre.geometry().right() + 3, centre.geometry().center().y())  # the separator
+    QTest.mousePress(window, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at)
+    for dx in range(0, 320, 20):
+        QTest.mouseMove(window, QPoint(at.x() - dx, at.y()))
+        _settle(window)
+    QTest.mouseRelease(
+        window, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at - QPoint(300, 0)
+    )
+    _settle(window)
+    _, inspector, chat = widths(window)
+    assert chat < CHAT_MIN_WIDTH  # not snapped back while (or after) the user drags
+    assert inspector > DEFAULT_INSPECTOR_WIDTH + 200

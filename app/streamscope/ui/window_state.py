@@ -55,9 +55,9 @@ def restore_geometry(window: QMainWindow) -> None:
 class ChatRoom(QObject):
     """Keeps the chat column at least :data:`CHAT_MIN_WIDTH` wide while docks can give way.
 
-    Watches the chat's resizes; when it is squeezed (a narrower window, a dock dragged
-    wider), the inspector shrinks towards its minimum, then the conversation list; only
-    when neither can give more does the chat get narrower."""
+    Watches the chat's resizes; when it is squeezed (a narrower window, a dock shown), the
+    inspector shrinks towards its minimum, then the conversation list; only when neither can
+    give more does the chat get narrower — or when the user drags a dock's edge there."""
 
     # Class defaults: while a collected window is torn down, Qt may still call the filter
     # of this (C++-owned) object after Python cleared its attributes; it then does nothing.
@@ -100,12 +100,14 @@ class ChatRoom(QObject):
         """Shrink docks (inspector first) until the chat is wide enough or they are at
         their minimum."""
         from PySide6.QtCore import Qt
-        from PySide6.QtWidgets import QMainWindow
+        from PySide6.QtWidgets import QApplication, QMainWindow
 
         self._pending = False
         window = self.parent()
         if not isinstance(window, QMainWindow) or not window.isVisible():
             return
+        if QApplication.mouseButtons() != Qt.MouseButton.NoButton:
+            return  # a separator dragged by hand: the user's choice, not fought over
         if self._chat is None or not self._chat.isVisible():
             return
         missing = CHAT_MIN_WIDTH - self._chat.width()
