@@ -151,12 +151,16 @@ def test_a_dock_dragged_wider_by_hand_is_the_users_choice(start: Start) -> None:
     assert centre is not None
     at = QPoint(centre.geometry().right() + 3, centre.geometry().center().y())  # the separator
     QTest.mousePress(window, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at)
+    seen = []
     for dx in range(0, 320, 20):
         QTest.mouseMove(window, QPoint(at.x() - dx, at.y()))
         _settle(window)
+        seen.append(window.chat.width())
+    assert seen == sorted(seen, reverse=True) and seen[-1] < CHAT_MIN_WIDTH - 50, seen
     QTest.mouseRelease(
         window, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at - QPoint(300, 0)
     )
+    QTest.qWait(300)
     _settle(window)
     _, inspector, chat = widths(window)
     assert chat < CHAT_MIN_WIDTH  # not snapped back while (or after) the user drags
