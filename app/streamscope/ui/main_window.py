@@ -176,10 +176,16 @@ class MainWindow(QMainWindow):
         self.controller.historyChanged.connect(self._on_controller_history_changed)
         self._build_tap()
 
+        self._shortcuts_dialog: QDialog | None = None
+        self.log_folder_dialog: QDialog | None = None
         self._build_menus()
-        window_state.restore_layout(
+        from streamscope.ui.focus_ring import FocusRing
+
+        self.focus_ring = FocusRing(self)  # keyboard focus is always visible
+        self.chat_room = window_state.restore_layout(
             self,
             self.inspector,
+            chat=self.chat,
             conversations_dock=self.conversations_dock,
             inspector_dock=self.inspector_dock,
         )
@@ -260,13 +266,13 @@ class MainWindow(QMainWindow):
         return dock
 
     def _build_menus(self) -> None:
-        from PySide6.QtCore import Qt
-        from PySide6.QtGui import QAction, QKeySequence
+        from PySide6.QtGui import QAction
+
+        from streamscope.ui import shortcuts
 
         menu = self.menuBar()
         file_menu = menu.addMenu("&File")
-        new_action = QAction("&New conversation", self)
-        new_action.setShortcut(QKeySequence.StandardKey.New)
+        new_action = shortcuts.bind(QAction("&New conversation", self), "new_conversation")
         new_action.triggered.connect(self.switcher.new_conversation)
         file_menu.addAction(new_action)
         file_menu.addSeparator()
@@ -279,10 +285,10 @@ class MainWindow(QMainWindow):
             action.triggered.connect(slot)
             file_menu.addAction(action)
         file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action = shortcuts.bind(QAction("&Quit", self), "quit")
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
+        shortcuts.add_chat_menu(self)
         endpoint_menu = menu.addMenu("&Endpoint")
         edit = QAction("&Edit current endpoint…", self)
         edit.triggered.connect(self.endpoint_bar.edit_endpoint)
@@ -302,12 +308,12 @@ class MainWindow(QMainWindow):
             self.tools_dock,
         ):
             view.addAction(dock.toggleViewAction())
-        stop = QAction("Stop", self)
-        stop.setShortcut(QKeySequence(Qt.Key.Key_Escape))
-        stop.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        stop.triggered.connect(self._on_stop_triggered)
-        self.addAction(stop)
+        view.addSeparator()
+        shortcuts.add_go_to_actions(self, view)
         self._help_menu = menu.addMenu("&Help")
+        keys = shortcuts.bind(QAction("&Keyboard shortcuts", self), "shortcuts")
+        keys.triggered.connect(self.show_shortcuts)
+        self._help_menu.addAction(keys)
         logs = QAction("Open &log folder", self)
         logs.triggered.connect(self._on_logs_triggered)
         self._help_menu.addAction(logs)
@@ -367,7 +373,8 @@ class MainWindow(QMainWindow):
         if text is not None:
             self.composer.begin_edit(text)
 
-    def _on_stop_triggered(self) -> None:
+    def stop_or_cancel_edit(self) -> None:
+        """Esc: stop the stream, or — editing, with nothing streaming — cancel the edit."""
         if not self.controller.busy and self.controller.history.editing:
             self.controller.cancel_edit()  # (Esc outside the box while editing)
         else:
@@ -380,12 +387,18 @@ class MainWindow(QMainWindow):
     def _on_controller_busy_changed(self, busy: bool) -> None:
         self.composer.set_running(busy)
         self.endpoint_bar.endpoint_combo.setEnabled(not busy)
-        self.conversations.setEnabled(not busy)
+        self.conversations.set_busy(busy)  # browsable while a turn streams
+        if busy:  # a new conversation is listed as its first turn starts, not as it ends
+            self._list_open_conversation()
         if not busy:
             self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
             self._update_alternatives()
 
     def _on_controller_history_changed(self) -> None:
+        self._list_open_conversation()
+        self._update_alternatives()
+
+    def _list_open_conversation(self) -> None:
         session = self.controller.session
         if session.conversation_id is not None and session.conversation_id not in (
             self.conversations.ids()
@@ -395,10 +408,19 @@ class MainWindow(QMainWindow):
         self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
 
     def _on_logs_triggered(self) -> None:
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
+        from streamscope.ui.log_folder import open_log_folder
 
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+        self.log_folder_dialog = open_log_folder(paths.log_dir(), self)
+
+    def show_shortcuts(self) -> QDialog:
+        """Help → Keyboard shortcuts (one dialog, raised when asked again)."""
+        from streamscope.ui.shortcuts import ShortcutsDialog
+
+        if self._shortcuts_dialog is None:
+            self._shortcuts_dialog = ShortcutsDialog(self)
+        self._shortcuts_dialog.show()
+        self._shortcuts_dialog.raise_()
+        return self._shortcuts_dialog
 
     def _on_about_triggered(self) -> None:
         from PySide6.QtWidgets import QMessageBox
