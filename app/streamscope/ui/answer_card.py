@@ -80,6 +80,8 @@ class AssistantCard(CardFrame):
         super().__init__(label, parent)
         self.clock = clock if clock is not None else default_clock()
         self.last_render_max_slice_ms = 0.0
+        self.render_slices = 0
+        """How many paint-clock slices the final rendering took (a long answer: several)."""
         self.turn: Turn | None = None
         self.turn_ref: TurnRef | None = None
         """The turn this card shows, as the inspector finds it (set by the controller)."""
@@ -319,6 +321,7 @@ class AssistantCard(CardFrame):
             self.send_button.setEnabled(True)
         self.warnings_box.set_warnings(turn.warnings)
         self._show_outcome(turn)
+        self.render_slices = 0
         self._jobs.append(self._render_job(final=True))
         # (what the tail has not shown yet is shown by the final rendering)
         self.clock.wake(self._layout, widget=self)
@@ -421,6 +424,7 @@ class AssistantCard(CardFrame):
             except StopIteration:
                 self._jobs.popleft()
         elapsed = time.perf_counter() - start
+        self.render_slices += 1
         self.last_render_max_slice_ms = max(self.last_render_max_slice_ms, elapsed * 1000)
         if self.turn is None:
             self._live_spent += elapsed
