@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from functools import partial
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
@@ -608,9 +608,124 @@ def test_autoscroll_only_when_at_the_bottom(qtbot: QtBot) -> None:
     panel.add_progress(batches[2])
     qtbot.waitUntil(lambda: panel.shown_rows() == 150)
     qtbot.wait(20)  # (the view lays the new rows out on its own next turn)
-    assert bar.value() == 3
-    bar.setValue(bar.maximum())
+    assert bar.value() == 3 and not panel.following
+    assert not panel.follow_button.isChecked()
+    bar.triggerAction(bar.SliderAction.SliderToMaximum)  # the user scrolls back to the end
+    assert panel.following
     panel.add_progress(batches[3])
     qtbot.waitUntil(lambda: panel.shown_rows() == 200)
     assert bar.value() == bar.maximum()
     assert panel.view.verticalHeader().sectionResizeMode(0).name == "Fixed"
+
+
+def test_selecting_a_frame_stops_following_and_the_follow_button_resumes(qtbot: QtBot) -> None:
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.resize(600, 400)
+    panel.show()
+    panel.begin_turn(T0, "openai")
+    batches, _turn = stream("openai", [chat(f"{i}") for i in range(300)], per_batch=50)
+    bar = panel.view.verticalScrollBar()
+    panel.add_progress(batches[0])
+    panel.add_progress(batches[1])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 100)
+    assert panel.following and bar.value() == bar.maximum() > 0
+    # a click on the last row shown: the table stays there as rows arrive below
+    last = panel.view.visualRect(panel.model.index(99, 0)).center()
+    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=last)
+    assert panel.selected_row() == 99 and not panel.following
+    stay = bar.value()
+    panel.add_progress(batches[2])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 150)
+    qtbot.wait(20)
+    assert bar.value() == stay < bar.maximum()
+    assert panel.selected_row() == 99 and panel.detail.header.text().startswith("Frame #99 ")
+    # Follow: back to the end at once, and it follows the next rows
+    qtbot.mouseClick(panel.follow_button, Qt.MouseButton.LeftButton)
+    assert panel.following and bar.value() == bar.maximum()
+    panel.add_progress(batches[3])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 200)
+    assert (
+        bar.value() == bar.maximum() and panel.view.rowAt(panel.view.viewport().height() - 2) == 199
+    )
+    # scrolling up (a page up on the scroll bar) stops following too
+    qtbot.wait(20)
+    panel.view.verticalScrollBar().triggerAction(bar.SliderAction.SliderPageStepSub)
+    assert not panel.following
+    panel.add_progress(batches[4])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 250)
+    qtbot.wait(20)
+    assert bar.value() < bar.maximum()
+    # a new turn follows again
+    panel.begin_turn(T0, "openai")
+    assert panel.following
+
+
+# -- find in frames -------------------------------------------------------------------------
+
+
+def test_find_searches_as_you_type_a_slice_at_a_time_with_progress(qtbot: QtBot) -> None:
+    """100k frames: the search starts by itself after the debounce, runs on the paint clock
+    in slices (the loop keeps ticking) and says how far it got."""
+    from streamscope.ui.frames_find import FramesFindBar
+
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.begin_turn(T0, "openai")
+    for batch in _synthetic_batches(100_000, 10):
+        panel.model.append(batch)
+    bar = FramesFindBar(panel)
+    bar.open_bar()
+    labels: list[str] = []
+    qtbot.keyClicks(bar.edit, "TOK")
+    assert bar.searching and bar.rows == [] and bar.count_label.text() == "searching…"
+    ticks = 0
+
+    def tick() -> None:
+        nonlocal ticks
+        ticks += 1
+        labels.append(bar.count_label.text())
+
+    timer = QTimer()
+    timer.timeout.connect(tick)
+    timer.start(1)
+    qtbot.waitUntil(lambda: not bar.searching, timeout=60_000)
+    timer.stop()
+    assert len(bar.rows) == 100_000 and bar.rows[:3] == [0, 1, 2]
+    assert bar.count_label.text() == "100,000 matches"
+    progress = {t for t in labels if t.startswith("searching… ") and "%" in t}
+    assert len(progress) >= 5, labels[:20]  # many slices, the window ticking in between
+    assert all(" found" in t for t in progress if not t.startswith("searching… 0%"))
+    bar.edit.setText("no such thing")
+    qtbot.waitUntil(lambda: not bar.searching, timeout=60_000)
+    assert bar.rows == [] and bar.count_label.text() == "no match"
+
+
+def test_enter_before_the_search_ends_selects_the_match_when_found(qtbot: QtBot) -> None:
+    from streamscope.ui.frames_find import FramesFindBar
+
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.begin_turn(T0, "openai")
+    batches, _turn = stream("openai", [chat(f"w{i}") for i in range(300)], per_batch=50)
+    for batch in batches:
+        panel.model.append(batch)
+    bar = FramesFindBar(panel)
+    bar.open_bar()
+    qtbot.keyClicks(bar.edit, '"w29')
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Return)  # before the debounce ends
+    qtbot.waitUntil(lambda: panel.selected_row() is not None)
+    assert panel.selected_row() == 29 and not panel.following
+    qtbot.waitUntil(lambda: not bar.searching)
+    assert bar.rows == [29, *range(290, 300)]
+    assert bar.count_label.text() == "1 of 11"
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert panel.selected_row() == 299 and bar.count_label.text() == "11 of 11"  # wraps
+    # another turn in the panel: the open bar searches its frames
+    panel.begin_turn(T0, "openai")
+    for batch in stream("openai", [chat("w29 again")])[0]:
+        panel.model.append(batch)
+    qtbot.waitUntil(lambda: not bar.searching)
+    assert bar.rows == [0] and bar.count_label.text() == "1 match"
