@@ -506,6 +506,8 @@ def test_detail_shows_text_hex_and_read_boundaries_for_a_frame_spanning_3_reads(
     reads = [first + frame[:10], frame[10:split], frame[split:]]
     panel = FramesPanel()
     qtbot.addWidget(panel)
+    panel.resize(1000, 700)  # (wide enough for 16 bytes a hex line)
+    panel.show()
     panel.begin_turn(T0, "openai")
     for batch in stream("openai", reads, per_batch=3)[0]:
         panel.add_progress(batch)
@@ -538,6 +540,45 @@ def test_detail_shows_text_hex_and_read_boundaries_for_a_frame_spanning_3_reads(
     assert hex_text.count(MARK) == 2
     assert hex_text.split()[1:3] == ["64", "61"]
     assert len(panel.detail.hex_view.extraSelections()) == 2
+
+
+def test_the_hex_ascii_column_fits_and_the_detail_header_stays_one_line(qtbot: QtBot) -> None:
+    """At the inspector's default width a 16-byte hex line (78 characters) would clip its
+    ASCII column: the dump takes 8 bytes a line there, 16 when the pane is wide enough. The
+    long header is elided to one line, the whole of it in the tooltip."""
+    frame = chat("A fairly long piece of text, to fill a few hex lines")
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.resize(420, 700)
+    panel.show()
+    panel.begin_turn(T0, "openai")
+    for batch in stream("openai", [frame] * 2, per_batch=2)[0]:
+        panel.add_progress(batch)
+    panel.repaint_now()
+    panel.select_row(1)
+    detail = panel.detail
+    view = detail.hex_view
+    detail.tabs.setCurrentIndex(1)  # the Hex tab
+    lines = view.toPlainText().splitlines()
+    assert detail.per_row == 8 and lines[0].endswith('|data: {"|')
+    digit = view.fontMetrics().horizontalAdvance("0")
+    assert max(len(line) for line in lines) * digit <= view.viewport().width()
+    assert view.horizontalScrollBar().maximum() == 0  # nothing to scroll to: it all shows
+    header = detail.header
+    cr, lf = detail.glyphs["\r"], detail.glyphs["\n"][0]
+    assert header.text() == (
+        f"Frame #1 · 148 bytes · stream offset 148 · t 120.0 ms · 1 read · {cr} CR {lf} LF · text"
+    )
+    assert header.elided() and header.shown_text().endswith("…")
+    assert header.toolTip() == header.text()
+    one_line = header.height()
+    assert one_line <= header.fontMetrics().height() + 6
+    panel.resize(1200, 700)  # wider: 16 bytes a line, laid out again by itself
+    qtbot.waitUntil(lambda: detail.per_row == 16)
+    lines = view.toPlainText().splitlines()
+    assert lines[0].split("|")[1] == 'data: {"object":'
+    assert max(len(line) for line in lines) * digit <= view.viewport().width()
+    assert header.height() == one_line
 
 
 def test_visible_text_and_hex_dump_units() -> None:
