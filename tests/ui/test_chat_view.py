@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Iterator
@@ -360,3 +361,39 @@ def test_panes_leave_the_wheel_to_the_chat(view: ChatView) -> None:
         event.accept()
         QApplication.sendEvent(pane.viewport(), event)
         assert not event.isAccepted()
+
+
+def test_the_streamed_text_stays_in_view_until_the_final_rendering_is_ready(
+    view: ChatView, qtbot: QtBot
+) -> None:
+    """A huge answer's final rendering takes many ticks: meanwhile the card keeps painting
+    (a card whose updates are off while the chat moves shows blank) and shows the streamed
+    text as it was; the rendering replaces it in one step."""
+    source = _long_markdown()
+    card = view.begin_assistant_message()
+    card.append_text(source)
+    qtbot.waitUntil(lambda: card._tail.isVisible() and card._shown > 0)
+    qtbot.wait(20)  # (the chat's scroll bar appears: the tail is laid out again, narrower)
+    tail_height = card._tail.height()
+    assert tail_height > 1000 and card.rendered_pane().document().isEmpty()
+    seen: list[tuple[bool, bool, int, int]] = []
+
+    def look() -> None:
+        if card.is_rendering():
+            pane = card.rendered_pane()
+            seen.append((card.updatesEnabled(), card._tail.isVisible(), card._tail.height(),
+                         pane.height()))  # fmt: skip
+            view.scroll_to(view.scroll_bar_value() + 7)  # the user scrolls meanwhile
+
+    ticker = QTimer()
+    ticker.setInterval(1)
+    ticker.timeout.connect(look)
+    ticker.start()
+    finish_and_wait(qtbot, card, finished(source))
+    ticker.stop()
+    assert len(seen) > 5  # (many ticks: a slice at a time)
+    assert set(seen) == {(True, True, tail_height, 0)}, seen
+    pane = card.rendered_pane()
+    assert not card._tail.isVisible() and not pane.held
+    assert pane.isVisible() and pane.height() == math.ceil(pane.document().size().height())
+    assert rendered_text(card).count("marker") == source.count("marker")

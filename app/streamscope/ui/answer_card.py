@@ -249,9 +249,17 @@ class AssistantCard(CardFrame):
         if self._boxes:
             self.send_button.setEnabled(True)
         self._show_outcome(turn)
+        # The streamed text stays in view until the final rendering is ready: when it is all
+        # plain text (a flood, a short answer) it is rendered into the held, heightless pane
+        # and swapped in at once. Nothing in view changes meanwhile, so the card keeps
+        # painting (a card whose updates are off while the chat scrolls or resizes shows
+        # blank): the job runs without the clock's paint pacing.
+        if self._rendered.document().isEmpty() and not self._tail.document().isEmpty():
+            self._rendered.hold(True)
         self._jobs.append(self._render_job(final=True))
         # (what the tail has not shown yet is shown by the final rendering)
-        self.clock.wake(self._layout, widget=self)
+        self.clock.cancel(self._layout)
+        self.clock.wake(self._layout)
 
     def note_redacted(self) -> None:
         """Say that what was saved of this turn differs from what is shown: a secret in it
@@ -352,6 +360,8 @@ class AssistantCard(CardFrame):
         for segment in segments:
             yield from self._writer.write(self._cursor, segment)
             yield
+        if final and self._rendered.held:
+            self._rendered.hold(False)  # (and the tail goes below: one swap, one paint)
         if used:
             # Drop what was just rendered from the head of the tail (cheap, unlike
             # appending the rest again); what was not shown yet need not be.

@@ -191,6 +191,7 @@ class CompareDialog(QDialog):
             ["# A", "t A (ms)", "A", "# B", "t B (ms)", "B"]
         )
         self._table_defaults(self.frames_table)
+        self.frames_table.setWordWrap(False)  # one line a frame, elided
         header = self.frames_table.horizontalHeader()
         header.setStretchLastSection(False)
         for col in (2, 5):  # A's and B's frames: equal halves of what the numbers leave

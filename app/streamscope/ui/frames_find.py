@@ -150,9 +150,9 @@ class FramesFindBar(QWidget):
         self.close_button.setText("✕")
         self.close_button.setToolTip("Close (Esc)")
         self.count_label = QLabel(self)
-        self.count_label.setMinimumWidth(
-            self.fontMetrics().horizontalAdvance("searching… 100% · 000,000")
-        )
+        metrics = self.fontMetrics()
+        self.count_label.setMinimumWidth(metrics.horizontalAdvance("searching… 100%"))
+        self.edit.setMinimumWidth(metrics.horizontalAdvance("M") * 12)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)

@@ -121,6 +121,7 @@ class TextPane(QTextBrowser):
         super().__init__(parent)
         self.codes: list[str] = []
         self._height = -1
+        self._held = False
         self.setOpenLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -142,7 +143,18 @@ class TextPane(QTextBrowser):
         height = math.ceil(size.height()) + 2 * self.frameWidth()
         if height != self._height:
             self._height = height
-            self.setFixedHeight(height)
+            if not self._held:
+                self.setFixedHeight(height)
+
+    def hold(self, held: bool) -> None:
+        """While held the pane takes no height (its document is laid out at its width all
+        the same): text can be written into it out of sight, then shown at once."""
+        self._held = held
+        self.setFixedHeight(0 if held else max(self._height, 0))
+
+    @property
+    def held(self) -> bool:
+        return self._held
 
     def _on_self_anchorClicked(self, url: QUrl) -> None:
         if url.scheme() == "copy":
