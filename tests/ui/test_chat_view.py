@@ -397,3 +397,21 @@ def test_the_streamed_text_stays_in_view_until_the_final_rendering_is_ready(
     assert not card._tail.isVisible() and not pane.held
     assert pane.isVisible() and pane.height() == math.ceil(pane.document().size().height())
     assert rendered_text(card).count("marker") == source.count("marker")
+
+
+@pytest.mark.parametrize("ending", ["```python\nprint(1)\n```\n", "```\nplain\n```"])
+def test_no_blank_line_between_a_closing_code_block_and_the_footer(
+    view: ChatView, qtbot: QtBot, ending: str
+) -> None:
+    card = view.begin_assistant_message()
+    show_and_wait(qtbot, card, finished("Some code:\n\n" + ending))
+    qtbot.wait(20)  # (the card's layout follows the pane's new height)
+    pane = card.rendered_pane()
+    document = pane.document()
+    layout = document.documentLayout()
+    last = layout.blockBoundingRect(document.lastBlock())
+    code_end = layout.blockBoundingRect(document.lastBlock().previous()).bottom()
+    assert document.lastBlock().text() == "" and last.height() <= 2  # (a line: 14+ px)
+    assert pane.height() - code_end < pane.fontMetrics().lineSpacing()  # the block's padding
+    gap = card.footer.geometry().top() - pane.geometry().bottom()
+    assert gap <= card.body.spacing() + 1

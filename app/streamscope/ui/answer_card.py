@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPalette, QTextCursor
+from PySide6.QtGui import QPalette, QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
@@ -360,6 +360,8 @@ class AssistantCard(CardFrame):
         for segment in segments:
             yield from self._writer.write(self._cursor, segment)
             yield
+        if final:
+            _flatten_trailing_block(self._rendered.document())
         if final and self._rendered.held:
             self._rendered.hold(False)  # (and the tail goes below: one swap, one paint)
         if used:
@@ -402,3 +404,20 @@ class AssistantCard(CardFrame):
         self.send_button.setText("Results sent")
         for box in self._boxes:
             box.result.setReadOnly(True)
+
+
+def _flatten_trailing_block(document: QTextDocument) -> None:
+    """A table or code block at the end leaves an empty paragraph after it (a document
+    always ends with one): a blank line above the footer. Make it take no height."""
+    last = document.lastBlock()
+    if document.blockCount() < 2 or last.length() > 1:
+        return
+    cursor = QTextCursor(last)
+    block = last.blockFormat()
+    block.setLineHeight(0, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
+    block.setTopMargin(0)
+    block.setBottomMargin(0)
+    cursor.setBlockFormat(block)
+    chars = QTextCharFormat()
+    chars.setFontPointSize(1)
+    cursor.setBlockCharFormat(chars)
