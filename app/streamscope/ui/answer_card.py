@@ -48,6 +48,8 @@ class AssistantCard(CardFrame):
     """``[(tool_call_id, name, result text), ...]`` when "Send results" is clicked."""
     rendered = Signal()
     """The final Markdown rendering finished (after :meth:`finish`)."""
+    alternativeStepped = Signal(int)
+    """The card's pager was clicked: ``-1`` for the previous answer, ``+1`` for the next."""
 
     def __init__(
         self,
@@ -80,6 +82,28 @@ class AssistantCard(CardFrame):
         self._writer = MarkdownWriter(self.palette())
         warm_up_highlighting()  # the first answer may hold code: load Pygments meanwhile
 
+        # The pager through the answers to the same message (regenerated ones), on the card
+        # it pages: "◀ answer 2/3 ▶" (hidden unless there are two).
+        self.pager = QWidget(self)
+        pager = QHBoxLayout(self.pager)
+        pager.setContentsMargins(0, 0, 0, 0)
+        pager.setSpacing(2)
+        self.prev_alt = QToolButton(self.pager)
+        self.prev_alt.setText("◀")
+        self.prev_alt.setToolTip("The previous answer to this message")
+        self.alt_label = QLabel(self.pager)
+        self.alt_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.next_alt = QToolButton(self.pager)
+        self.next_alt.setText("▶")
+        self.next_alt.setToolTip("The next answer to this message")
+        for part in (self.prev_alt, self.alt_label, self.next_alt):
+            pager.addWidget(part)
+        for button in (self.prev_alt, self.next_alt):
+            button.setAutoRaise(True)
+        self.prev_alt.clicked.connect(lambda: self.alternativeStepped.emit(-1))
+        self.next_alt.clicked.connect(lambda: self.alternativeStepped.emit(+1))
+        self.pager.hide()
+        self.header.addWidget(self.pager)
         self.status = QLabel("streaming…", self)
         self.status.setTextFormat(Qt.TextFormat.RichText)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
@@ -235,6 +259,14 @@ class AssistantCard(CardFrame):
     def tool_call_boxes(self) -> list[ToolCallBox]:
         """One box per tool call, in order."""
         return list(self._boxes)
+
+    def show_alternatives(self, chosen: int, count: int) -> None:
+        """This card is answer ``chosen`` of ``count`` to its message: the pager shows it
+        (hidden unless there are two)."""
+        self.pager.setVisible(count > 1)
+        self.alt_label.setText(f" answer {chosen + 1}/{count} ")
+        self.prev_alt.setEnabled(chosen > 0)
+        self.next_alt.setEnabled(chosen < count - 1)
 
     # -- the end ------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QCloseEvent
-    from PySide6.QtWidgets import QComboBox, QDockWidget, QPushButton
+    from PySide6.QtWidgets import QAbstractButton, QComboBox, QDockWidget
 
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.net.endpoint_store import EndpointSettings
@@ -218,11 +218,14 @@ class MainWindow(QMainWindow):
 
     @property
     def alt_label(self) -> QLabel:
-        return self.endpoint_bar.alt_label
+        """The pager's label, on the answer shown last (the one it pages)."""
+        cards = [c for c in self.controller.answer_cards if not c.isHidden()]
+        return cards[-1].alt_label if cards else self.endpoint_bar.alt_label
 
     @property
-    def prev_alt(self) -> QPushButton:
-        return self.endpoint_bar.prev_alt
+    def prev_alt(self) -> QAbstractButton:
+        cards = [c for c in self.controller.answer_cards if not c.isHidden()]
+        return cards[-1].prev_alt if cards else self.endpoint_bar.prev_alt
 
     @property
     def endpoints(self) -> EndpointSettings:
@@ -307,7 +310,18 @@ class MainWindow(QMainWindow):
         self.tls_label.setVisible(not ep.tls_verify)
 
     def _update_alternatives(self) -> None:
-        self.endpoint_bar.show_alternatives(*self.controller.history.alternatives())
+        """The pager sits on the answers it pages (the last message's), not the toolbar."""
+        chosen, count = self.controller.history.alternatives()
+        self.endpoint_bar.show_alternatives(chosen, 0)
+        cards = self.controller.answer_cards
+        paged = cards[-count:] if count > 1 else []
+        for card in cards[: len(cards) - len(paged)]:
+            card.show_alternatives(0, 0)
+        for i, card in enumerate(paged):
+            card.show_alternatives(i, count)
+            if not card.property("pagerConnected"):
+                card.setProperty("pagerConnected", True)
+                card.alternativeStepped.connect(self._on_endpoint_bar_alternative_stepped)
 
     def _on_endpoint_bar_alternative_stepped(self, step: int) -> None:
         chosen, _count = self.controller.history.alternatives()
