@@ -689,6 +689,16 @@ def test_selecting_a_frame_stops_following_and_the_follow_button_resumes(qtbot: 
     assert (
         bar.value() == bar.maximum() and panel.view.rowAt(panel.view.viewport().height() - 2) == 199
     )
+    # filtering (and clearing the filter) keeps following
+    panel.filter_edit.setText("text")
+    panel.apply_filter()
+    qtbot.wait(20)
+    assert panel.filtering and panel.following and bar.value() == bar.maximum() > 0
+    assert panel.selected_row() == 99  # (kept, off-screen)
+    panel.filter_edit.clear()
+    panel.apply_filter()
+    qtbot.wait(20)
+    assert not panel.filtering and panel.following and bar.value() == bar.maximum()
     # scrolling up (a page up on the scroll bar) stops following too
     qtbot.wait(20)
     panel.view.verticalScrollBar().triggerAction(bar.SliderAction.SliderPageStepSub)

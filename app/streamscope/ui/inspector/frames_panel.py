@@ -100,6 +100,7 @@ class FramesPanel(QWidget):
         )
         self.follow_button.toggled.connect(self._on_follow_button_toggled)
         self._auto_scrolling = False  # (the table scrolls itself: not the user scrolling up)
+        self._reselecting = False  # (the selection is restored: not the user selecting)
 
         self.view = QTableView(self)
         self.view.setModel(self.model)
@@ -243,15 +244,26 @@ class FramesPanel(QWidget):
         """Apply the filter box now (normally debounced)."""
         self._filter_timer.stop()
         selected = self.selected_row()
-        self.proxy.set_needle(self.filter_edit.text())
-        filtering = bool(self.proxy.needle)
-        if filtering:
-            self.proxy.scan()  # a first slice now: a small table is filtered at once
-        if filtering != self.filtering:
-            self.view.setModel(self.proxy if filtering else self.model)
-            self._connect_selection()
-        if selected is not None:
-            self.select_row(selected)
+        following = self.following
+        self._auto_scrolling = True  # (the table changes under the view: not a scroll up)
+        try:
+            self.proxy.set_needle(self.filter_edit.text())
+            filtering = bool(self.proxy.needle)
+            if filtering:
+                self.proxy.scan()  # a first slice now: a small table is filtered at once
+            if filtering != self.filtering:
+                self.view.setModel(self.proxy if filtering else self.model)
+                self._connect_selection()
+        finally:
+            self._auto_scrolling = False
+        if selected is not None:  # the selection survives (following, it stays off-screen)
+            self._reselecting = self._auto_scrolling = following
+            try:
+                self.select_row(selected, scroll=not following)
+            finally:
+                self._reselecting = self._auto_scrolling = False
+        if following:
+            self._scroll_to_end()
         self._update_count()
 
     @property
@@ -288,18 +300,20 @@ class FramesPanel(QWidget):
         rows = self.view.selectionModel().selectedRows()
         return self.source_row(rows[0]) if rows else None
 
-    def select_row(self, row: int) -> None:
+    def select_row(self, row: int, *, scroll: bool = True) -> None:
         """Select source row ``row`` (if it passes the filter) and show it."""
         index = self.view_index(row)
         if index.isValid():
             self.view.selectRow(index.row())
-            self.view.scrollTo(index)
+            if scroll:
+                self.view.scrollTo(index)
 
     def _on_selection_changed(self, _sel: QItemSelection, _desel: QItemSelection) -> None:
         row = self.selected_row()
         if row is None:
             return
-        self.set_follow(False)  # the frame looked at stays in view
+        if not self._reselecting:
+            self.set_follow(False)  # the frame looked at stays in view
         self.show_detail(row)
         self.frameSelected.emit(row)
 
