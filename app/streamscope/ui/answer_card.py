@@ -19,7 +19,14 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QMouseEvent, QPalette, QTextCursor
+from PySide6.QtGui import (
+    QMouseEvent,
+    QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from streamscope.core.turn.liveness import Liveness
@@ -106,23 +113,32 @@ class AssistantCard(CardFrame):
         self._writer = MarkdownWriter(self.palette())
         warm_up_highlighting()  # the first answer may hold code: load Pygments meanwhile
 
+        # The pager through the answers to the same message (regenerated ones), on the card
+        # it pages: "◀ answer 2/3 ▶" (hidden unless there are two).
+        self.pager = QWidget(self)
+        pager = QHBoxLayout(self.pager)
+        pager.setContentsMargins(0, 0, 0, 0)
+        pager.setSpacing(2)
+        self.prev_alt = QToolButton(self.pager)
+        self.prev_alt.setText("◀")
+        self.prev_alt.setToolTip("The previous answer to this message (Regenerate keeps each)")
+        self.alt_label = QLabel(self.pager)
+        self.alt_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.next_alt = QToolButton(self.pager)
+        self.next_alt.setText("▶")
+        self.next_alt.setToolTip("The next answer to this message")
+        for part in (self.prev_alt, self.alt_label, self.next_alt):
+            pager.addWidget(part)
+        for button in (self.prev_alt, self.next_alt):
+            button.setAutoRaise(True)
+        self.prev_alt.clicked.connect(lambda: self.alternativeStepped.emit(-1))
+        self.next_alt.clicked.connect(lambda: self.alternativeStepped.emit(+1))
+        self.pager.hide()
+        self.header.addWidget(self.pager)
         self.status = QLabel("streaming…", self)
         self.status.setTextFormat(Qt.TextFormat.RichText)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.header.addWidget(self.status)
-        self.prev_alt = QToolButton(self)
-        self.prev_alt.setText("◀")
-        self.prev_alt.setToolTip("The previous answer to this message (Regenerate keeps each)")
-        self.alt_label = QLabel(self)
-        self.alt_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        self.next_alt = QToolButton(self)
-        self.next_alt.setText("▶")
-        self.next_alt.setToolTip("The next answer to this message")
-        for pager in (self.prev_alt, self.alt_label, self.next_alt):
-            self.header.addWidget(pager)
-            pager.hide()
-        self.prev_alt.clicked.connect(lambda: self.alternativeStepped.emit(-1))
-        self.next_alt.clicked.connect(lambda: self.alternativeStepped.emit(+1))
 
         self.reasoning_toggle = QToolButton(self)
         self.reasoning_toggle.setCheckable(True)
@@ -306,6 +322,14 @@ class AssistantCard(CardFrame):
         """One box per tool call, in order."""
         return list(self._boxes)
 
+    def show_alternatives(self, chosen: int, count: int) -> None:
+        """This card is answer ``chosen`` of ``count`` to its message: the pager shows it
+        (hidden unless there are two)."""
+        self.pager.setVisible(count > 1)
+        self.alt_label.setText(f"answer {chosen + 1}/{count}")
+        self.prev_alt.setEnabled(chosen > 0)
+        self.next_alt.setEnabled(chosen < count - 1)
+
     # -- the end ------------------------------------------------------------------------
 
     def finish(self, turn: Turn) -> None:
@@ -322,9 +346,17 @@ class AssistantCard(CardFrame):
         self.warnings_box.set_warnings(turn.warnings)
         self._show_outcome(turn)
         self.render_slices = 0
+        # The streamed text stays in view until the final rendering is ready: when it is all
+        # plain text (a flood, a short answer) it is rendered into the held, heightless pane
+        # and swapped in at once. Nothing in view changes meanwhile, so the card keeps
+        # painting (a card whose updates are off while the chat scrolls or resizes shows
+        # blank): the job runs without the clock's paint pacing.
+        if self._rendered.document().isEmpty() and not self._tail.document().isEmpty():
+            self._rendered.hold(True)
         self._jobs.append(self._render_job(final=True))
         # (what the tail has not shown yet is shown by the final rendering)
-        self.clock.wake(self._layout, widget=self)
+        self.clock.cancel(self._layout)
+        self.clock.wake(self._layout)
 
     def note_redacted(self) -> None:
         """Say that what was saved of this turn differs from what is shown: a secret in it
@@ -441,6 +473,10 @@ class AssistantCard(CardFrame):
         for segment in segments:
             yield from self._writer.write(self._cursor, segment)
             yield
+        if final:
+            _flatten_trailing_block(self._rendered.document())
+        if final and self._rendered.held:
+            self._rendered.hold(False)  # (and the tail goes below: one swap, one paint)
         if used:
             # Drop what was just rendered from the head of the tail (cheap, unlike
             # appending the rest again); what was not shown yet need not be.
@@ -468,13 +504,9 @@ class AssistantCard(CardFrame):
         self._update_reasoning_label()
 
     def set_alternatives(self, index: int, count: int) -> None:
-        """This card is answer ``index + 1`` of ``count`` to its message: ◀ n/m ▶ in the
-        header (hidden for one)."""
-        for pager in (self.prev_alt, self.alt_label, self.next_alt):
-            pager.setVisible(count > 1)
-        self.alt_label.setText(f"answer {index + 1}/{count}")
-        self.prev_alt.setEnabled(index > 0)
-        self.next_alt.setEnabled(index < count - 1)
+        """This card is answer ``index + 1`` of ``count`` to its message (see
+        :meth:`show_alternatives`)."""
+        self.show_alternatives(index, count)
 
     def show_unanswered(self, count: int, *, skipped: bool) -> None:
         """Say that ``count`` tool calls have no result: still waiting for one (a new
@@ -520,3 +552,20 @@ class AssistantCard(CardFrame):
         self.resultsSubmitted.emit(results)
         self._close_results("Results sent")
         self.unanswered_label.hide()
+
+
+def _flatten_trailing_block(document: QTextDocument) -> None:
+    """A table or code block at the end leaves an empty paragraph after it (a document
+    always ends with one): a blank line above the footer. Make it take no height."""
+    last = document.lastBlock()
+    if document.blockCount() < 2 or last.length() > 1:
+        return
+    cursor = QTextCursor(last)
+    block = last.blockFormat()
+    block.setLineHeight(0, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
+    block.setTopMargin(0)
+    block.setBottomMargin(0)
+    cursor.setBlockFormat(block)
+    chars = QTextCharFormat()
+    chars.setFontPointSize(1)
+    cursor.setBlockCharFormat(chars)

@@ -248,7 +248,7 @@ class ChatController(QObject):
         cards = self.answer_cards[-count:]
         for i, card in enumerate(cards):
             card.setVisible(i == index)
-        self._sync_answer_pagers()
+        self.sync_answer_pagers()
         self.inspect(cards[index])
         self.historyChanged.emit()
 
@@ -263,7 +263,8 @@ class ChatController(QObject):
                 start += entry.count
         return steps if start == len(self.answer_cards) else []
 
-    def _sync_answer_pagers(self) -> None:
+    def sync_answer_pagers(self) -> None:
+        """Each answer card's pager says which of its step's answers it is."""
         for entry, cards in self._answer_steps():
             for i, card in enumerate(cards):
                 card.set_alternatives(i, entry.count)
@@ -477,7 +478,7 @@ class ChatController(QObject):
                 self._card.note_redacted()
             if self._card is not None:
                 self._card.show_unanswered(self.history.unanswered(), skipped=False)
-            self._sync_answer_pagers()
+            self.sync_answer_pagers()
             _log.info("turn finished: %s", turn.summary())  # (the log masks every secret)
         self.busyChanged.emit(False)
         self.historyChanged.emit()

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QCloseEvent
-    from PySide6.QtWidgets import QComboBox, QDialog, QDockWidget, QPushButton
+    from PySide6.QtWidgets import QAbstractButton, QComboBox, QDialog, QDockWidget
 
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.net.endpoint_store import EndpointSettings
@@ -229,11 +229,14 @@ class MainWindow(QMainWindow):
 
     @property
     def alt_label(self) -> QLabel:
-        return self.endpoint_bar.alt_label
+        """The pager's label, on the answer shown last (the one it pages)."""
+        cards = [c for c in self.controller.answer_cards if not c.isHidden()]
+        return cards[-1].alt_label if cards else self.endpoint_bar.alt_label
 
     @property
-    def prev_alt(self) -> QPushButton:
-        return self.endpoint_bar.prev_alt
+    def prev_alt(self) -> QAbstractButton:
+        cards = [c for c in self.controller.answer_cards if not c.isHidden()]
+        return cards[-1].prev_alt if cards else self.endpoint_bar.prev_alt
 
     @property
     def endpoints(self) -> EndpointSettings:
@@ -358,7 +361,11 @@ class MainWindow(QMainWindow):
         self.tls_label.setVisible(not ep.tls_verify)
 
     def _update_alternatives(self) -> None:
-        self.endpoint_bar.show_alternatives(*self.controller.history.alternatives())
+        """The pagers sit on the answers they page (every step's, kept by the controller),
+        not on the toolbar."""
+        chosen, _count = self.controller.history.alternatives()
+        self.endpoint_bar.show_alternatives(chosen, 0)
+        self.controller.sync_answer_pagers()
 
     def _on_endpoint_bar_alternative_stepped(self, step: int) -> None:
         chosen, _count = self.controller.history.alternatives()

@@ -123,6 +123,7 @@ class TextPane(QTextBrowser):
         super().__init__(parent)
         self.codes: list[str] = []
         self._height = -1
+        self._held = False
         self.setOpenLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -147,7 +148,18 @@ class TextPane(QTextBrowser):
             height += self.horizontalScrollBar().sizeHint().height()  # the sideways bar
         if height != self._height:
             self._height = height
-            self.setFixedHeight(height)
+            if not self._held:
+                self.setFixedHeight(height)
+
+    def hold(self, held: bool) -> None:
+        """While held the pane takes no height (its document is laid out at its width all
+        the same): text can be written into it out of sight, then shown at once."""
+        self._held = held
+        self.setFixedHeight(0 if held else max(self._height, 0))
+
+    @property
+    def held(self) -> bool:
+        return self._held
 
     def _on_document_contentsChange(self, _position: int, _removed: int, _added: int) -> None:
         # Text written by other cursors drags this view's own cursor to its end, and the
