@@ -207,6 +207,15 @@ def test_describe_end_hands_errors_and_documents_to_their_describers() -> None:
     assert _describe(page, finish="stop") == (E, "200 text/plain body, not an event stream")
 
 
+def test_a_frame_is_whole_unless_the_caller_says_otherwise() -> None:
+    """``partial_frame`` defaults to False: no "mid-frame" for callers that do not know."""
+    end = StreamEnd("eof", bytes_received=10)
+    assert describe_end(
+        end, elapsed=None, terminal=None, expected_terminal="[DONE]", finish_reason=None,
+        server_error=None,
+    ) == (T, "connection closed after 10 B, no [DONE]")  # fmt: skip
+
+
 # -- format_bytes --------------------------------------------------------------------------------
 
 
