@@ -125,6 +125,30 @@ def test_a_recording_in_memory_holds_every_value_relative_to_the_request() -> No
     )
 
 
+def test_a_key_in_the_url_is_masked_where_a_server_echoes_it() -> None:
+    rec = CaptureRecorder("openai")
+    rec.request_started(RequestSpec("POST", URL, {}), b'{"q":"querykey-123"}', 0.0)
+    rec.response_started(200, [("x-echo", "querykey-123")], 0.1)
+    rec.read(b"data: querykey-123\n\n", 0.2)
+    rec.finished(Turn(outcome=Outcome.COMPLETED))
+    capture = rec.done.result(0)
+    assert capture.request is not None and capture.request.body == b'{"q":"************"}'
+    assert capture.response == CaptureResponse(200, (("x-echo", "************"),), 0.1)
+    assert capture.reads.body() == b"data: ************\n\n"
+
+
+def test_without_a_request_times_are_the_caller_s_and_nothing_is_masked() -> None:
+    """(A recorder fed a response only: a replay, a raw request.)"""
+    rec = CaptureRecorder("openai")
+    rec.response_started(200, [("x-a", KEY)], 0.5)
+    rec.read(b"data: " + KEY.encode() + b"\n\n", 1.25)
+    rec.finished(Turn(outcome=Outcome.COMPLETED))
+    capture = rec.done.result(0)
+    assert capture.request is None
+    assert capture.response == CaptureResponse(200, (("x-a", KEY),), 0.5)
+    assert list(capture.reads) == [(1.25, b"data: " + KEY.encode() + b"\n\n")]
+
+
 @pytest.mark.parametrize(
     ("kind", "keeps_body"),
     [
