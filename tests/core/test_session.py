@@ -463,3 +463,29 @@ def test_a_conversation_opens_with_its_latest_200_messages(store: Store) -> None
     assert reopened.has_more is True
     assert len(reopened.loaded_messages) == 200
     assert reopened.loaded_messages[0].text == "q1"
+
+
+def test_a_save_made_before_the_timer_fires_leaves_the_timer_nothing_to_save(
+    store: Store,
+) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    saves = _count_saves(store)
+    assert session.answer_progressed(TurnDelta(text="a")) is False  # a timer for 100.5
+    timers.now += SAVE_INTERVAL  # (time moves, the timer has not fired yet)
+    assert session.answer_progressed(TurnDelta(text="b")) is True  # saved now
+    timers.advance(0.0)  # the timer fires: nothing new since
+    assert saves == [("ab", "")]
+
+
+def test_editing_takes_back_the_last_of_three_messages(store: Store) -> None:
+    session = ChatSession(store)
+    for i in range(3):
+        session.user_sent(f"q{i}", endpoint_name="e", model="m")
+        session.answer_started(alternative=False)
+        session.answer_finished(Turn(text=f"a{i}", outcome=Outcome.COMPLETED))
+    assert session.edit_last() == "q2"
+    assert [m.text for m in store.load_messages(session.conversation_id or 0)] == [
+        "q0", "a0", "q1", "a1",
+    ]  # fmt: skip
