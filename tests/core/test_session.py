@@ -585,16 +585,18 @@ def test_a_save_made_before_the_timer_fires_leaves_the_timer_nothing_to_save(
     assert saves == [("ab", "")]
 
 
-def test_editing_takes_back_the_last_of_three_messages(store: Store) -> None:
+def test_editing_the_last_of_three_messages_removes_nothing_until_sent(store: Store) -> None:
     session = ChatSession(store)
     for i in range(3):
         session.user_sent(f"q{i}", endpoint_name="e", model="m")
         session.answer_started(alternative=False)
         session.answer_finished(Turn(text=f"a{i}", outcome=Outcome.COMPLETED))
+    conv = session.conversation_id or 0
     assert session.edit_last() == "q2"
-    assert [m.text for m in store.load_messages(session.conversation_id or 0)] == [
-        "q0", "a0", "q1", "a1",
-    ]  # fmt: skip
+    texts = ["q0", "a0", "q1", "a1", "q2", "a2"]
+    assert [m.text for m in store.load_messages(conv)] == texts
+    session.cancel_edit()
+    assert [m.text for m in store.load_messages(conv)] == texts
 
 
 def test_editing_finds_the_last_message_behind_a_hundred_answers(store: Store) -> None:
@@ -604,7 +606,7 @@ def test_editing_finds_the_last_message_behind_a_hundred_answers(store: Store) -
         session.answer_started(alternative=i > 0)
         session.answer_finished(Turn(text=f"a{i}", outcome=Outcome.COMPLETED))
     assert session.edit_last() == "q"
-    assert store.load_messages(session.conversation_id or 0) == []
+    assert len(store.load_messages(session.conversation_id or 0, limit=None)) == 102  # (none gone)
 
 
 def test_the_real_scheduler_uses_the_running_loop_or_none() -> None:
