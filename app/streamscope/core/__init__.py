@@ -2,10 +2,11 @@
 
 Grouped by the stage of a turn; imports point one way (``tests/test_layers.py`` checks it):
 
-    wire  <-  turn  <-  net  <-  capture  <-  store
+    wire  <-  turn  <-  verdict  <-  net  <-  capture  <-  store
 
 - :mod:`~streamscope.core.wire`: bytes -> events (SSE / NDJSON decoders, the dialects).
 - :mod:`~streamscope.core.turn`: events -> a Turn (the reducer, outcome rules, pipeline, batches).
+- :mod:`~streamscope.core.verdict`: a stream checked against its dialect's rules (lint).
 - :mod:`~streamscope.core.net`: talking to endpoints (client, stream worker, endpoints, keys).
 - :mod:`~streamscope.core.capture`: a turn's bytes kept (.sscap, replay, bundles, compare).
 - :mod:`~streamscope.core.store`: SQLite (conversations, turns, the save clock, export).

@@ -117,6 +117,7 @@ class StreamPipeline:
         self._frame_no = 0  # frames so far (the Frames tab's numbering)
         self._sniffed: list[SSEEvent] | None = None if self._dialect is None else []
         self.assembler = TurnAssembler(request_sent=request_sent, headers=headers)
+        self.end_kind: str | None = None  # how the input ended, as close() decided it
         if self._dialect is not None:
             self._use(self._dialect)
             self._decoder = self._new_decoder(self._dialect.framing)
@@ -227,6 +228,7 @@ class StreamPipeline:
             end = replace(end, detail=self._protocol_error)
         elif end.kind in _BODY_ENDS and self._not_a_stream(end):
             end = replace(end, kind="not_a_stream", body=bytes(self._head))
+        self.end_kind = end.kind
         return self.assembler.finish(end, t)
 
     def snapshot(self) -> Turn:

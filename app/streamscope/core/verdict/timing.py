@@ -1,0 +1,159 @@
+"""Timing diagnosis from the reads' times: where a stream got stuck, and by whom.
+
+Fed one read at a time (its time, and what the pipeline made of it); :meth:`Timing.diagnose`
+looks at the whole stream once it has ended. Memory is a few numbers per read.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from streamscope.core.turn.model import Turn
+from streamscope.core.verdict.checks import Emit
+
+__all__ = ["BUFFER_WAIT_S", "SLOW_S", "STALL_S", "Timing"]
+
+STALL_S = 10.0
+"""A silence this long in the middle of an answer is a stall."""
+BUFFER_WAIT_S = 1.0
+"""The wait before a burst that makes it "buffered" (or "fake streaming")."""
+BURST_GAP_S = 0.05
+"""Reads closer than this belong to one burst (one network read, give or take a kernel)."""
+BURST_SPAN_S = 0.5
+SLOW_S = 5.0
+"""Time to first byte, or from first byte to first token, worth a note."""
+KEEPALIVE_GAP_S = 30.0
+"""A silence this long while the server sends keep-alives: too sparse for idle proxies."""
+MOST = 0.8
+
+
+class Timing:
+    """See the module docstring. ``start``: when the request went out."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.start = start
+        self.times = array("d")
+        self.first_frames = array("q")  # the number of the first frame completed by each read
+        self.event_frames = array("q")  # frames with an event, completed by each read
+        self.keepalives = 0
+        self.event_total = 0
+        self.text_total = 0
+        self.top: list[tuple[int, int, float]] = []  # (chars, frame, t): the two biggest
+
+    def read(self, t: float, first_frame: int, event_frames: int) -> None:
+        self.times.append(t)
+        self.first_frames.append(first_frame)
+        self.event_frames.append(event_frames)
+        self.event_total += event_frames
+
+    def text_frame(self, n: int, chars: int, t: float) -> None:
+        self.text_total += chars
+        top = self.top
+        if len(top) < 2 or chars > top[-1][0]:
+            top.append((chars, n, t))
+            top.sort(key=lambda x: -x[0])
+            del top[2:]
+
+    def diagnose(self, turn: Turn, end_t: float, emit: Emit) -> None:
+        times = self.times
+        if not times:
+            return
+        headers = turn.timings.headers if turn.timings.headers is not None else self.start
+        buffered = self._buffered(headers, emit)
+        if not buffered:
+            self._fake(headers, emit)
+        self._stalls(turn, end_t, emit)
+        timings = turn.timings
+        first_byte, first_token = timings.first_byte, timings.first_token
+        if first_byte is not None and first_byte - self.start >= SLOW_S:
+            emit("timing.slow-first-byte", None, f"{first_byte - self.start:.1f} s")
+        if (
+            first_byte is not None
+            and first_token is not None
+            and first_token - first_byte >= SLOW_S
+            and not buffered
+        ):
+            emit(
+                "timing.slow-first-token",
+                None,
+                f"first byte {first_byte - self.start:.1f} s, "
+                f"first token {first_token - self.start:.1f} s",
+            )
+        if self.keepalives:
+            until = first_token if first_token is not None else end_t
+            gap, at = self._longest_gap(headers, until)
+            if gap >= KEEPALIVE_GAP_S:
+                emit("sse.keepalive-cadence", at, f"{gap:.0f} s without a byte")
+
+    def _bursts(self, headers: float) -> list[tuple[int, int, float]]:
+        """(first read, last read, wait before it) of each burst of reads."""
+        times = self.times
+        out: list[tuple[int, int, float]] = []
+        begin = 0
+        for i in range(1, len(times) + 1):
+            if i == len(times) or times[i] - times[i - 1] >= BURST_GAP_S:
+                before = times[begin - 1] if begin else headers
+                out.append((begin, i - 1, times[begin] - before))
+                begin = i
+        return out
+
+    def _buffered(self, headers: float, emit: Emit) -> bool:
+        total = self.event_total
+        if total < 8:
+            return False
+        times, counts = self.times, self.event_frames
+        for first, last, wait in self._bursts(headers):
+            frames = sum(counts[first : last + 1])
+            if (
+                frames >= MOST * total
+                and wait >= BUFFER_WAIT_S
+                and times[last] - times[first] <= BURST_SPAN_S
+            ):
+                emit(
+                    "timing.buffered",
+                    self.first_frames[first],
+                    f"{wait:.1f} s of silence, then {frames} of {total} frames at once",
+                )
+                return True
+        return False
+
+    def _fake(self, headers: float, emit: Emit) -> None:
+        total = self.text_total
+        if total < 200 or not self.top:
+            return
+        big = sum(c for c, _, _ in self.top)
+        first_t = min(t for _, _, t in self.top)
+        if big >= MOST * total and first_t - headers >= BUFFER_WAIT_S:
+            _chars, frame, _ = self.top[0]
+            emit(
+                "timing.fake-streaming",
+                frame,
+                f"{big} of {total} characters in {len(self.top)} frame(s) "
+                f"after {first_t - headers:.1f} s",
+            )
+
+    def _stalls(self, turn: Turn, end_t: float, emit: Emit) -> None:
+        first_token = turn.timings.first_token
+        terminal = turn.timings.terminal
+        if first_token is None:
+            return
+        times = self.times
+        for i in range(1, len(times)):
+            if times[i - 1] < first_token or (terminal is not None and times[i - 1] >= terminal):
+                continue
+            gap = times[i] - times[i - 1]
+            if gap >= STALL_S:
+                emit("timing.stall", self.first_frames[i], f"{gap:.1f} s without a byte")
+        if terminal is None and end_t - times[-1] >= STALL_S and times[-1] >= first_token:
+            emit("timing.stall", None, f"{end_t - times[-1]:.1f} s of silence, then the end")
+
+    def _longest_gap(self, headers: float, until: float) -> tuple[float, int | None]:
+        times = self.times
+        best, at, prev = 0.0, None, headers
+        for i, t in enumerate(times):
+            if t > until:
+                break
+            if t - prev > best:
+                best, at = t - prev, self.first_frames[i]
+            prev = t
+        return best, at
