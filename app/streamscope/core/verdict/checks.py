@@ -63,6 +63,7 @@ class SSEFrameChecks:
         raw = frame.raw
         if n == 0 and raw.startswith(_BOM):
             self.emit("sse.bom", 0, "")
+            raw = raw[3:]
         if not self._mixed:
             ending = _line_ending(raw)
             if ending == "mixed" or (

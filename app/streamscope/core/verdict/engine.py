@@ -164,10 +164,13 @@ class Linter:
         status = self.status if self.status is not None else turn.status
         if kind == "protocol_error":
             self._emit("sse.line-too-long", self._n, end.detail or "")
-        if status is not None and status >= 400:
-            self._emit("transport.http-status", None, f"HTTP {status}")
-        elif kind == "not_a_stream":
-            self._emit("transport.not-a-stream", None, turn.reason)
+        if (status is not None and status >= 400) or kind == "not_a_stream":
+            # not a stream at all: what the framing rules said of its bytes is noise
+            self.findings = [f for f in self.findings if f.rule.startswith("transport.")]
+            if status is not None and status >= 400:
+                self._emit("transport.http-status", None, f"HTTP {status}")
+            else:
+                self._emit("transport.not-a-stream", None, turn.reason)
         elif kind not in _NO_STREAM_ENDS:
             self._stream_end(turn, kind, t)
         self._flush_counts()
