@@ -304,6 +304,11 @@ class ChatController(QObject):
             self._card.finish(turn)
         self.inspector.finish_turn(turn)
         self.status.show_turn(turn, len(self.inspector.frames_model.log))
+        verdict = self.inspector.verdict_panel.diagnosis()  # "2 spec errors · buffered ..."
+        if verdict:
+            if self._card is not None:
+                self._card.show_verdict(verdict)
+            self.status.show_verdict(verdict)
         replayed, self._replaying = self._replaying, None
         if replayed is None:
             redacted = self.session.answer_finished(turn, self.runner.capture_id)

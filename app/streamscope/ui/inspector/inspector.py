@@ -1,4 +1,4 @@
-"""The Inspector dock's tab widget: Frames | Tool calls | Timeline | Request.
+"""The Inspector dock's tab widget: Frames | Tool calls | Timeline | Request | Verdict.
 
 The main window forwards the TurnRunner's coarse signals here::
 
@@ -23,11 +23,12 @@ from streamscope.ui.inspector.frames_panel import FramesPanel
 from streamscope.ui.inspector.request_panel import RequestPanel
 from streamscope.ui.inspector.timeline_panel import TimelinePanel
 from streamscope.ui.inspector.toolcalls_panel import ToolCallsPanel
+from streamscope.ui.inspector.verdict_panel import VerdictPanel
 from streamscope.ui.turn_runner import ProgressBatch, TurnStart
 
 __all__ = ["InspectorPanel"]
 
-TAB_FRAMES, TAB_TOOL_CALLS, TAB_TIMELINE, TAB_REQUEST = range(4)
+TAB_FRAMES, TAB_TOOL_CALLS, TAB_TIMELINE, TAB_REQUEST, TAB_VERDICT = range(5)
 
 
 class InspectorPanel(QTabWidget):
@@ -48,6 +49,9 @@ class InspectorPanel(QTabWidget):
         self.addTab(self.toolcalls_panel, "Tool calls")
         self.addTab(self.timeline_panel, "Timeline")
         self.addTab(self.request_panel, "Request")
+        self.verdict_panel = VerdictPanel(self)
+        self.addTab(self.verdict_panel, "Verdict")
+        self.verdict_panel.frameRequested.connect(self.show_frame)
         self.frames_panel.frameSelected.connect(self.frameSelected)
         self.t0 = 0.0
 
@@ -59,6 +63,7 @@ class InspectorPanel(QTabWidget):
         self.toolcalls_panel.clear(start.t0)
         self.timeline_panel.begin_turn(start.t0)
         self.request_panel.show_request(start)
+        self.verdict_panel.begin_turn(start.dialect, start.body, start.t0)
 
     def set_response(self, status: int, headers: list[tuple[str, str]]) -> None:
         """The response status and headers arrived."""
@@ -66,6 +71,7 @@ class InspectorPanel(QTabWidget):
         self.request_panel.show_response(status, headers)
         content_type = next((v for k, v in headers if k.lower() == "content-type"), None)
         self.frames_panel.set_content_type(content_type)
+        self.verdict_panel.set_response(status, headers)
 
     def add_progress(self, batch: ProgressBatch) -> None:
         """Everything that arrived since the last delivery (the rows show on the paint clock)."""
@@ -73,9 +79,17 @@ class InspectorPanel(QTabWidget):
         if batch.delta is not None:
             self.toolcalls_panel.take(batch.delta.tool_calls)
         self.timeline_panel.add_progress(batch)
+        self.verdict_panel.add_progress(batch)
 
     def finish_turn(self, turn: Turn) -> None:
         """The turn ended: final tool-call JSON, timeline milestones and warnings."""
         self.frames_panel.repaint_now()
         self.toolcalls_panel.finish(turn)
         self.timeline_panel.finish(turn)
+        self.verdict_panel.finish(turn)
+
+    def show_frame(self, row: int) -> None:
+        """Show frame ``row`` in the Frames tab, selected (a finding was clicked)."""
+        self.frames_panel.repaint_now()
+        self.setCurrentWidget(self.frames_panel)
+        self.frames_panel.select_row(row)
