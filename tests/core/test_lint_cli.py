@@ -198,3 +198,16 @@ def test_lint_runs_headless_as_a_command() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["findings"] == []
+
+
+def test_the_readme_rule_table_is_made_from_the_rules() -> None:
+    from streamscope.core.verdict.rules import rules_markdown
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text("utf-8")
+    begin, end = "<!-- verdict-rules:begin -->\n", "<!-- verdict-rules:end -->"
+    table = readme[readme.index(begin) + len(begin) : readme.index(end)]
+    assert table == rules_markdown(), "README's rule table is stale: regenerate it (see README)"
+    for rule_id in RULES:
+        assert table.count(f"`{rule_id}`") == 1
+    assert "## Verdicts" in readme
+    assert "streamscope lint FILE [--dialect" in readme
