@@ -342,6 +342,9 @@ def test_the_clean_variants_of_the_rules_stay_quiet() -> None:
     usage = [*text[:-1], {**oa({}), "choices": [], "usage": {"total_tokens": 9}}, DONE]
     asked = lint("openai", usage, request={"stream_options": {"include_usage": True}})
     assert asked.findings == ()
+    # text that looks like fields ("data:", two spaces after a colon) is only text
+    tricky = [*text[:2], oa({"content": "data:x and key:  value\nretry: no"}), *text[2:]]
+    assert lint("openai", tricky).findings == ()
     # a raw body (no request known): a usage chunk after the finish is fine
     assert lint("openai", usage).findings == ()
     # keep-alives every 10 s for 35 s, then the answer: cadence fine, first token slow (info)

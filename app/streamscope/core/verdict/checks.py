@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import orjson
 
 from streamscope.core.turn.model import Turn
+from streamscope.core.wire.dialects.openai_chat import _CONTENT, content_only
 from streamscope.core.wire.events import MalformedFrame, StreamEvent, Terminal
 from streamscope.core.wire.sse import RawFrame, SSEEvent
 
@@ -61,6 +62,16 @@ class SSEFrameChecks:
 
     def frame(self, n: int, frame: RawFrame) -> None:
         raw = frame.raw
+        # The usual frame, "data: <value>\n\n" after LF frames: nothing to look at (fast).
+        if (
+            self._ending == "lf"
+            and raw[:6] == b"data: "
+            and raw[6:7] != b" "
+            and raw.find(b"\n") == len(raw) - 2
+            and raw[-1:] == b"\n"
+            and b"\r" not in raw
+        ):
+            return
         if n == 0 and raw.startswith(_BOM):
             self.emit("sse.bom", 0, "")
             raw = raw[3:]
@@ -76,22 +87,23 @@ class SSEFrameChecks:
                 self._ending = ending
         if frame.event is None and not frame.comments:
             return  # blank lines
-        if not self._nospace and raw.count(b"data:") != raw.count(b"data: "):
-            self._nospace = True
-            self.emit("sse.no-space-after-colon", n, "")
-        if not self._extra and b":  " in raw:
-            self._extra = True
-            self.emit("sse.extra-space-after-colon", n, "")
         for line in raw.splitlines():
             if not line or line[0] == 58:  # blank, or ":" (a comment)
                 continue
-            name, _colon, value = line.partition(b":")
+            name, colon, value = line.partition(b":")
             if name not in _KNOWN_FIELDS:
                 if name not in self._unknown:
                     self._unknown.add(name)
                     shown = name.decode("utf-8", "replace")[:40]
                     self.emit("sse.unknown-field", n, repr(shown))
-            elif name == b"retry":
+                continue
+            if colon and value and value[:1] != b" " and not self._nospace:
+                self._nospace = True
+                self.emit("sse.no-space-after-colon", n, name.decode())
+            elif value[:2] == b"  " and not self._extra:
+                self._extra = True
+                self.emit("sse.extra-space-after-colon", n, name.decode())
+            if name == b"retry":
                 value = value[1:] if value[:1] == b" " else value
                 if not value.isdigit():
                     shown = value.decode("utf-8", "replace")[:40]
@@ -136,11 +148,16 @@ class OpenAIChecks:
         self._seen: set[int] = set()
         self._finish: dict[int, int] = {}
         self._calls: set[tuple[int, int]] = set()
+        self._prefix: str | None = None  # what comes before "choices" in checked chunks
 
     def frame(self, n: int, ev: SSEEvent, events: list[StreamEvent]) -> None:
+        data = ev.data
+        k = data.find(_CONTENT)
+        if k > 0 and data[:k] == self._prefix and content_only(data) is not None:
+            return  # a content-only delta of choice 0, its id/model/created as checked before
         if _skip(events):
             return
-        obj = _loads(ev.data)
+        obj = _loads(data)
         if type(obj) is not dict or "error" in obj:
             return
         emit = self.emit
@@ -150,7 +167,10 @@ class OpenAIChecks:
         ids = (obj.get("id"), obj.get("model"), obj.get("created"))
         if self._ids is None:
             self._ids = ids
-        elif ids != self._ids:
+        if ids == self._ids:
+            if k > 0 and not self._object_bad and 0 in self._seen:
+                self._prefix = data[:k]
+        else:
             changed = [
                 f"{k} {a!r} -> {b!r}"
                 for k, a, b in zip(("id", "model", "created"), self._ids, ids, strict=True)

@@ -274,6 +274,12 @@ class Linter:
                 emit("stream.data-after-terminal", n, f"terminal at frame {self._terminal_at}")
             chars = 0
             malformed = False
+            if len(events) == 1 and type(events[0]) is TextDelta:  # the usual frame
+                if checks is not None:
+                    checks.frame(n, ev, events)
+                if timing is not None:
+                    timing.text_frame(n, len(events[0].text), t)
+                continue
             for e in events:
                 if isinstance(e, (TextDelta, ReasoningDelta)):
                     chars += len(e.text)
