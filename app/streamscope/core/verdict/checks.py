@@ -16,8 +16,8 @@ from typing import Any, Protocol
 import orjson
 
 from streamscope.core.turn.model import Turn
-from streamscope.core.wire.dialects.openai_chat import _CONTENT, content_only
-from streamscope.core.wire.events import MalformedFrame, StreamEvent, Terminal
+from streamscope.core.wire.dialects.openai_chat import _CONTENT
+from streamscope.core.wire.events import MalformedFrame, StreamEvent, Terminal, TextDelta
 from streamscope.core.wire.sse import RawFrame, SSEEvent
 
 __all__ = ["DIALECT_CHECKS", "DialectChecks", "Emit", "SSEFrameChecks", "tool_json"]
@@ -60,18 +60,14 @@ class SSEFrameChecks:
         self._extra = False
         self._unknown: set[bytes] = set()
 
+    @property
+    def plain_lf(self) -> bool:
+        """Whether the frames so far end lines with LF (then a plain "data: <value>\n\n"
+        frame has nothing to check: the caller skips :meth:`frame` for it)."""
+        return self._ending == "lf"
+
     def frame(self, n: int, frame: RawFrame) -> None:
         raw = frame.raw
-        # The usual frame, "data: <value>\n\n" after LF frames: nothing to look at (fast).
-        if (
-            self._ending == "lf"
-            and raw[:6] == b"data: "
-            and raw[6:7] != b" "
-            and raw.find(b"\n") == len(raw) - 2
-            and raw[-1:] == b"\n"
-            and b"\r" not in raw
-        ):
-            return
         if n == 0 and raw.startswith(_BOM):
             self.emit("sse.bom", 0, "")
             raw = raw[3:]
@@ -153,8 +149,16 @@ class OpenAIChecks:
     def frame(self, n: int, ev: SSEEvent, events: list[StreamEvent]) -> None:
         data = ev.data
         k = data.find(_CONTENT)
-        if k > 0 and data[:k] == self._prefix and content_only(data) is not None:
-            return  # a content-only delta of choice 0, its id/model/created as checked before
+        if (
+            k > 0
+            and len(events) == 1
+            and type(events[0]) is TextDelta
+            and data[:k] == self._prefix
+            and '"role"' not in data
+        ):
+            # Only text came of it (no finish, tool call, usage or second choice: those are
+            # events), in choice 0, with the id/model/created already checked: nothing to see.
+            return
         if _skip(events):
             return
         obj = _loads(data)

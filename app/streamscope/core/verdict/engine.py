@@ -252,34 +252,53 @@ class Linter:
         if not self._decided:
             self._decide()
         sse = self.pipeline.framing != "ndjson"
+        sse_checks = self._sse
+        lf = sse and sse_checks.plain_lf
         ollama = self.pipeline.dialect_name == "ollama"
         emit = self._emit
         checks = self._checks
         timing = self._timing if self.timed else None
+        text_total = 0
+        smallest_top = timing.smallest_top() if timing is not None else 0
+        n = self._n
         for frame, events in frames:
-            n = self._n
-            self._n = n + 1
-            if sse:
-                self._sse.frame(n, frame)
+            raw = frame.raw
+            # The usual SSE frame ("data: <value>\n\n", LF so far) needs no framing check.
+            if sse and not (
+                lf
+                and raw[:6] == b"data: "
+                and raw[6:7] != b" "
+                and raw.find(b"\n") == len(raw) - 2
+                and raw[-1:] == b"\n"
+                and b"\r" not in raw
+            ):
+                sse_checks.frame(n, frame)
+                lf = sse_checks.plain_lf
             if frame.invalid_utf8:
                 emit("sse.invalid-utf8", n, "")
             if not frame.complete and sse:
-                emit("sse.truncated-frame", n, f"{len(frame.raw)} bytes")
+                emit("sse.truncated-frame", n, f"{len(raw)} bytes")
             ev = frame.event
             if ev is None:
                 if frame.comments:
                     self._keepalives += 1
+                n += 1
                 continue
             if self._terminal_at is not None:
                 emit("stream.data-after-terminal", n, f"terminal at frame {self._terminal_at}")
-            chars = 0
-            malformed = False
             if len(events) == 1 and type(events[0]) is TextDelta:  # the usual frame
                 if checks is not None:
                     checks.frame(n, ev, events)
                 if timing is not None:
-                    timing.text_frame(n, len(events[0].text), t)
+                    chars = len(events[0].text)
+                    text_total += chars
+                    if chars > smallest_top:
+                        timing.text_frame(n, chars, t)
+                        smallest_top = timing.smallest_top()
+                n += 1
                 continue
+            chars = 0
+            malformed = False
             for e in events:
                 if isinstance(e, (TextDelta, ReasoningDelta)):
                     chars += len(e.text)
@@ -300,7 +319,14 @@ class Linter:
             if checks is not None and not (malformed and ollama):
                 checks.frame(n, ev, events)
             if timing is not None and chars:
-                timing.text_frame(n, chars, t)
+                text_total += chars
+                if chars > smallest_top:
+                    timing.text_frame(n, chars, t)
+                    smallest_top = timing.smallest_top()
+            n += 1
+        self._n = n
+        if timing is not None:
+            timing.text_total += text_total
 
     def _stream_end(self, turn: Turn, kind: str, t: float) -> None:
         emit = self._emit

@@ -46,8 +46,13 @@ class Timing:
         self.event_frames.append(event_frames)
         self.event_total += event_frames
 
+    def smallest_top(self) -> int:
+        """A frame with more characters than this is one of the two biggest so far."""
+        return self.top[-1][0] if len(self.top) == 2 else 0
+
     def text_frame(self, n: int, chars: int, t: float) -> None:
-        self.text_total += chars
+        """Frame ``n`` (at ``t``) brought ``chars`` characters: is it one of the two biggest?
+        (The caller adds ``chars`` to :attr:`text_total`.)"""
         top = self.top
         if len(top) < 2 or chars > top[-1][0]:
             top.append((chars, n, t))
