@@ -390,3 +390,45 @@ def test_the_diagnosis_line() -> None:
     assert diagnosis(lint("openai", openai_text()).findings) == ""
     warn = lint("ollama", _with(ollama_text(), 2, ol(" is", model="qwen3")))
     assert diagnosis(warn.findings) == "2 warnings"
+
+
+def test_keep_text_false_keeps_no_copy_of_the_answer_and_the_same_findings() -> None:
+    frames = [*openai_text(300)[:-1], oa({}, "stop"), DONE]
+    kept, dropped = (
+        Linter("openai", headers=[("content-type", "text/event-stream")], keep_text=keep)
+        for keep in (True, False)
+    )
+    raw = body(frames, "openai")
+    for linter in (kept, dropped):
+        linter.feed(raw, 0.1)
+    a, b = (linter.finish(StreamEnd("eof"), 0.2) for linter in (kept, dropped))
+    assert a.turn.text == "word " * 300
+    assert b.turn.text == ""
+    assert a.findings == b.findings
+    assert [(f.rule, f.frame) for f in a.findings] == [("openai.finish-reason-once", 302)]
+
+
+def test_a_lean_linter_keeps_the_same_few_kilobytes_whatever_the_stream_length() -> None:
+    """What the Verdict tab's linter retains does not grow with a fast (or replayed) stream:
+    no text, a 1 KB head, one timing entry a burst of reads."""
+    import gc
+    import tracemalloc
+
+    def retained(n: int) -> int:
+        frames = [frame_bytes(oa({"content": f"w{i} "}), "openai") for i in range(n)]
+        reads = [b"".join(frames[i : i + 32]) for i in range(0, n, 32)]
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.take_snapshot()
+        linter = Linter("openai", headers=[("content-type", "text/event-stream")], keep_text=False)
+        for k, data in enumerate(reads):
+            linter.feed(data, 0.01 + k * 1e-5)
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        assert linter.findings == []
+        return sum(s.size_diff for s in after.compare_to(before, "filename"))
+
+    small, big = retained(2_000), retained(40_000)
+    assert small < 16 * 1024, small
+    assert big - small < 2 * 1024, (small, big)

@@ -100,8 +100,10 @@ class StreamPipeline:
         max_line_bytes: int = 1 << 20,
         request_sent: float | None = None,
         headers: float | None = None,
+        head_bytes: int = BODY_KEPT,
     ) -> None:
         self.keep_frames = keep_frames
+        self._head_max = head_bytes  # (a second pipeline beside a live one may keep less)
         self.content_type = content_type
         self._max_line = max_line_bytes
         self._dialect: Dialect | None = None if dialect == "auto" else get_dialect(dialect)
@@ -150,8 +152,8 @@ class StreamPipeline:
         if asm.first_byte is None:
             asm.first_byte = t
         asm.bytes_received += len(data)
-        if len(self._head) < BODY_KEPT:
-            self._head += data[: BODY_KEPT - len(self._head)]
+        if len(self._head) < self._head_max:
+            self._head += data[: self._head_max - len(self._head)]
         if not self.keep_frames:
             self._tail = (self._tail + data[-4:])[-4:]  # (not a copy of a big read)
         decoder = self._decoder

@@ -19,7 +19,7 @@ from typing import Any
 
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import StreamEnd
-from streamscope.core.turn.pipeline import ParsedFrame, PipelineUpdate, StreamPipeline
+from streamscope.core.turn.pipeline import BODY_KEPT, ParsedFrame, PipelineUpdate, StreamPipeline
 from streamscope.core.verdict.checks import DIALECT_CHECKS, DialectChecks, SSEFrameChecks
 from streamscope.core.verdict.rules import RULES, SEVERITIES, Finding
 from streamscope.core.verdict.timing import Timing
@@ -35,6 +35,10 @@ from streamscope.core.wire.events import (
 )
 
 __all__ = ["MAX_PER_RULE", "Linter", "Verdict", "diagnosis"]
+
+LEAN_HEAD = 1024
+"""With ``keep_text=False``: the body's first bytes kept to recognise an error page or JSON
+error document (the CLI keeps the pipeline's default)."""
 
 MAX_PER_RULE = 100
 """Findings kept per rule; past that a rule's further hits are counted in one last finding."""
@@ -96,7 +100,10 @@ class Linter:
     need them do not run). ``request``: the request's JSON body (the OpenAI usage rule asks
     whether usage was requested). ``timed``: the reads' times are real (a raw body's are not:
     no timing diagnosis). ``start``: when the request went out, on the reads' clock;
-    ``headers_at``: when the response headers came.
+    ``headers_at``: when the response headers came. ``keep_text=False``: the verdict's turn
+    has no text or reasoning (no rule reads them; a window that already holds the answer
+    does not keep a second copy of it), and only the body's first :data:`LEAN_HEAD` bytes are
+    kept to tell an error page from a stream.
     """
 
     def __init__(
@@ -109,6 +116,7 @@ class Linter:
         timed: bool = True,
         start: float = 0.0,
         headers_at: float | None = None,
+        keep_text: bool = True,
     ) -> None:
         self.headers = list(headers) if headers is not None else None
         self.status = status
@@ -121,6 +129,7 @@ class Linter:
             content_type=content_type,
             request_sent=start,
             headers=headers_at,
+            head_bytes=BODY_KEPT if keep_text else LEAN_HEAD,
         )
         self.findings: list[Finding] = []
         self._new: list[Finding] = []
@@ -136,6 +145,7 @@ class Linter:
         self._t = start
         self._verdict: Verdict | None = None
         self._head_checked = False
+        self._keep_text = keep_text
 
     # -- feeding ------------------------------------------------------------------------------
 
@@ -146,6 +156,8 @@ class Linter:
         first = self._n
         update = self.pipeline.feed(data, t)
         self._frames(update, t)
+        if not self._keep_text:
+            self._forget_text()
         if self.timed:
             frames_with_events = sum(1 for p in update.frames if p.frame.event is not None)
             self._timing.read(t, first, frames_with_events)
@@ -188,6 +200,14 @@ class Linter:
         return new
 
     # -- internals ----------------------------------------------------------------------------
+
+    def _forget_text(self) -> None:
+        """Drop the text and reasoning the reducer has gathered (see ``keep_text``)."""
+        asm = self.pipeline.assembler
+        for name in ("_text", "_reasoning"):
+            pieces = getattr(asm, name)
+            if pieces.parts or pieces.chunks:
+                setattr(asm, name, type(pieces)())
 
     def _header(self, name: str) -> str | None:
         for key, value in self.headers or ():

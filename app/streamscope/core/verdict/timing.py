@@ -28,23 +28,35 @@ MOST = 0.8
 
 
 class Timing:
-    """See the module docstring. ``start``: when the request went out."""
+    """See the module docstring. ``start``: when the request went out.
+
+    Reads are kept as bursts (reads less than :data:`BURST_GAP_S` apart): per burst its first
+    and last read's time, the number of its first frame and how many frames with an event it
+    completed. Every diagnosis here is about the gaps between bursts and what a burst held,
+    and a replay or a fast stream is a handful of bursts whatever its length."""
 
     def __init__(self, start: float = 0.0) -> None:
         self.start = start
-        self.times = array("d")
-        self.first_frames = array("q")  # the number of the first frame completed by each read
-        self.event_frames = array("q")  # frames with an event, completed by each read
+        self.starts = array("d")
+        self.ends = array("d")
+        self.first_frames = array("q")  # the number of the first frame each burst completed
+        self.event_frames = array("q")  # frames with an event each burst completed
         self.keepalives = 0
         self.event_total = 0
         self.text_total = 0
         self.top: list[tuple[int, int, float]] = []  # (chars, frame, t): the two biggest
 
     def read(self, t: float, first_frame: int, event_frames: int) -> None:
-        self.times.append(t)
+        self.event_total += event_frames
+        ends = self.ends
+        if ends and t - ends[-1] < BURST_GAP_S:
+            ends[-1] = t
+            self.event_frames[-1] += event_frames
+            return
+        self.starts.append(t)
+        ends.append(t)
         self.first_frames.append(first_frame)
         self.event_frames.append(event_frames)
-        self.event_total += event_frames
 
     def smallest_top(self) -> int:
         """A frame with more characters than this is one of the two biggest so far."""
@@ -60,8 +72,7 @@ class Timing:
             del top[2:]
 
     def diagnose(self, turn: Turn, end_t: float, emit: Emit) -> None:
-        times = self.times
-        if not times:
+        if not self.starts:
             return
         headers = turn.timings.headers if turn.timings.headers is not None else self.start
         buffered = self._buffered(headers, emit)
@@ -90,33 +101,21 @@ class Timing:
             if gap >= KEEPALIVE_GAP_S:
                 emit("sse.keepalive-cadence", at, f"{gap:.0f} s without a byte")
 
-    def _bursts(self, headers: float) -> list[tuple[int, int, float]]:
-        """(first read, last read, wait before it) of each burst of reads."""
-        times = self.times
-        out: list[tuple[int, int, float]] = []
-        begin = 0
-        for i in range(1, len(times) + 1):
-            if i == len(times) or times[i] - times[i - 1] >= BURST_GAP_S:
-                before = times[begin - 1] if begin else headers
-                out.append((begin, i - 1, times[begin] - before))
-                begin = i
-        return out
-
     def _buffered(self, headers: float, emit: Emit) -> bool:
         total = self.event_total
         if total < 8:
             return False
-        times, counts = self.times, self.event_frames
-        for first, last, wait in self._bursts(headers):
-            frames = sum(counts[first : last + 1])
+        starts, ends, counts = self.starts, self.ends, self.event_frames
+        for i, frames in enumerate(counts):
+            wait = starts[i] - (ends[i - 1] if i else headers)
             if (
                 frames >= MOST * total
                 and wait >= BUFFER_WAIT_S
-                and times[last] - times[first] <= BURST_SPAN_S
+                and ends[i] - starts[i] <= BURST_SPAN_S
             ):
                 emit(
                     "timing.buffered",
-                    self.first_frames[first],
+                    self.first_frames[i],
                     f"{wait:.1f} s of silence, then {frames} of {total} frames at once",
                 )
                 return True
@@ -142,23 +141,23 @@ class Timing:
         terminal = turn.timings.terminal
         if first_token is None:
             return
-        times = self.times
-        for i in range(1, len(times)):
-            if times[i - 1] < first_token or (terminal is not None and times[i - 1] >= terminal):
+        starts, ends = self.starts, self.ends
+        for i in range(1, len(starts)):
+            before = ends[i - 1]
+            if before < first_token or (terminal is not None and before >= terminal):
                 continue
-            gap = times[i] - times[i - 1]
+            gap = starts[i] - before
             if gap >= STALL_S:
                 emit("timing.stall", self.first_frames[i], f"{gap:.1f} s without a byte")
-        if terminal is None and end_t - times[-1] >= STALL_S and times[-1] >= first_token:
-            emit("timing.stall", None, f"{end_t - times[-1]:.1f} s of silence, then the end")
+        if terminal is None and end_t - ends[-1] >= STALL_S and ends[-1] >= first_token:
+            emit("timing.stall", None, f"{end_t - ends[-1]:.1f} s of silence, then the end")
 
     def _longest_gap(self, headers: float, until: float) -> tuple[float, int | None]:
-        times = self.times
         best, at, prev = 0.0, None, headers
-        for i, t in enumerate(times):
+        for i, t in enumerate(self.starts):
             if t > until:
                 break
             if t - prev > best:
                 best, at = t - prev, self.first_frames[i]
-            prev = t
+            prev = self.ends[i]
         return best, at

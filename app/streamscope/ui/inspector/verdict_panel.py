@@ -157,6 +157,7 @@ class VerdictPanel(QWidget):
                 status=self._status,
                 request=self._request,
                 start=self._t0,
+                keep_text=False,  # (the Frames tab and the card hold the answer)
             )
         return self.linter
 
