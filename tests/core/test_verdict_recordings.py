@@ -251,3 +251,64 @@ def test_a_paced_capture_is_clean_and_its_mutants_are_diagnosed() -> None:
     found = lint_capture(_capture(b"", stalled)).findings
     assert [(f.rule, f.frame) for f in found] == [("timing.stall", 4)]
     assert found[0].message.endswith(": 15.1 s without a byte")
+
+
+def test_hostile_bodies_never_crash_the_rules_and_frames_stay_in_range() -> None:
+    """Byte flips, cuts, swapped values and odd JSON types in every fixture: the linter says
+    what it says, never raises, and every frame it names exists."""
+    import random
+
+    rng = random.Random(17)
+    odd = [b"null", b"[]", b"{}", b'"x"', b"-1", b"1e999", b"true", b'{"a":[]}']
+    for path in CASES:
+        raw = path.read_bytes()
+        for _ in range(12):
+            data = bytearray(raw)
+            for _ in range(rng.randint(1, 4)):
+                i = rng.randrange(len(data))
+                match rng.randrange(4):
+                    case 0:
+                        data[i] = rng.randrange(256)
+                    case 1:
+                        del data[i : i + rng.randint(1, 40)]
+                    case 2:
+                        j = data.find(b":", i)
+                        ends = [x for x in (data.find(b",", j), data.find(b"}", j)) if x > 0]
+                        if j > 0 and ends:
+                            data[j + 1 : min(ends)] = rng.choice(odd)
+                    case _:
+                        data[i:i] = rng.choice([b"\n", b"\r", b"\n\n", b":", b"data: ", b"\xef"])
+            for dialect in (path.parent.name, "auto"):
+                verdict = lint_body(bytes(data), dialect)
+                frames = len(frames_of_bytes(bytes(data), path.suffix))
+                for f in verdict.findings:
+                    assert f.frame is None or 0 <= f.frame <= frames, (f, frames)
+
+
+def frames_of_bytes(raw: bytes, suffix: str) -> list[bytes]:
+    if suffix == ".ndjson":
+        return raw.splitlines(keepends=True)
+    dec = SSEDecoder()
+    return [f.raw for f in dec.feed_frames(raw) + dec.close_frames()]
+
+
+ODD_FIELDS = [
+    f'"{name}":'.encode()
+    for name in ("index", "output_index", "content_index", "sequence_number", "choices",
+                 "candidates", "delta", "content_block", "tool_calls", "function", "done",
+                 "model", "id")
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", [None, [], {}, "0", -1, 1.5, True, [0]])
+def test_odd_json_types_in_every_indexed_field_are_findings_not_crashes(value: object) -> None:
+    import json
+
+    odd = json.dumps(value)
+    for path in CASES:
+        raw = path.read_bytes()
+        for field in ODD_FIELDS:
+            data = raw.replace(field + b"0", field + odd.encode()).replace(
+                field + b"1", field + odd.encode()
+            )
+            lint_body(data, path.parent.name)  # (no exception)

@@ -409,7 +409,7 @@ class ResponsesChecks:
             return
         items = self._items
         if kind == "response.output_item.added":
-            if out != len(items) or out in items:
+            if type(out) is not int or out != len(items) or out in items:
                 emit("responses.output-index", n, f"output_index {out!r}, expected {len(items)}")
             items[out if type(out) is int else len(items)] = [False, 0]
             return
