@@ -142,7 +142,6 @@ class Linter:
         self._keepalives = 0  # keep-alive frames: comments and ping events
         self._ping_events = 0
         self._timing = Timing(start)
-        self._t = start
         self._verdict: Verdict | None = None
         self._head_checked = False
         self._keep_text = keep_text
@@ -158,10 +157,9 @@ class Linter:
         self._frames(update, t)
         if not self._keep_text:
             self._forget_text()
-        if self.timed:
+        if self.timed and data:
             frames_with_events = sum(1 for p in update.frames if p.frame.event is not None)
             self._timing.read(t, first, frames_with_events)
-        self._t = t
         return self.take_new()
 
     def finish(self, end: StreamEnd, t: float) -> Verdict:
