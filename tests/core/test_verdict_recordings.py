@@ -218,6 +218,15 @@ def test_every_mutant_is_caught_at_the_mutated_frame(
     assert (rule, expected) in found, verdict.findings
 
 
+@pytest.mark.parametrize("path", [p for p in CASES if _id(p) not in EXPECTED], ids=_id)
+def test_a_gzipped_body_is_named_as_such(path: Path) -> None:
+    verdict = lint_body(gzip.compress(path.read_bytes()), path.parent.name)
+    found = [(f.rule, f.frame) for f in verdict.findings]
+    assert found[0] == ("transport.content-encoding", None)
+    assert verdict.findings[0].message.endswith(": the body is gzip data (1f 8b)")
+    assert verdict.summary["error"] >= 1  # (and it is no stream the dialect knows)
+
+
 def _capture(body: bytes, reads: list[tuple[float, bytes]], **headers: str) -> Capture:
     head = {"content-type": "text/event-stream", **headers}
     return Capture(

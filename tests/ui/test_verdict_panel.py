@@ -64,6 +64,7 @@ def test_findings_arrive_live_then_at_the_end_and_a_click_selects_the_frame(
     assert rows(inspector) == [("openai.finish-reason-once", "5")]
     panel = inspector.verdict_panel
     assert panel.header.text() == "1 error · 0 warnings · 0 notes"
+    assert inspector.tabText(TAB_VERDICT) == "Verdict · 1"
     assert lines[-1] == "1 spec error"
     assert panel.diagnosis() == "1 spec error"
     item = panel.tree.topLevelItem(0)
@@ -80,6 +81,7 @@ def test_findings_arrive_live_then_at_the_end_and_a_click_selects_the_frame(
     inspector.begin_turn(start())
     assert rows(inspector) == []
     assert panel.header.text() == "Checking the stream as it arrives…"
+    assert inspector.tabText(TAB_VERDICT) == "Verdict"
 
 
 def test_a_clean_turn_says_so_and_whole_stream_findings_have_no_frame(qtbot: QtBot) -> None:

@@ -145,6 +145,7 @@ class Linter:
         self._verdict: Verdict | None = None
         self._head_checked = False
         self._keep_text = keep_text
+        self._gzip_checked = False
 
     # -- feeding ------------------------------------------------------------------------------
 
@@ -153,6 +154,10 @@ class Linter:
         if not self._head_checked:
             self._check_head()
         first = self._n
+        if not self._gzip_checked and data:
+            self._gzip_checked = True
+            if data[:2] == b"\x1f\x8b":
+                self._emit("transport.content-encoding", None, "the body is gzip data (1f 8b)")
         update = self.pipeline.feed(data, t)
         self._frames(update, t)
         if not self._keep_text:

@@ -52,6 +52,7 @@ class InspectorPanel(QTabWidget):
         self.verdict_panel = VerdictPanel(self)
         self.addTab(self.verdict_panel, "Verdict")
         self.verdict_panel.frameRequested.connect(self.show_frame)
+        self.verdict_panel.countChanged.connect(self._on_verdict_count)
         self.frames_panel.frameSelected.connect(self.frameSelected)
         self.t0 = 0.0
 
@@ -87,6 +88,9 @@ class InspectorPanel(QTabWidget):
         self.toolcalls_panel.finish(turn)
         self.timeline_panel.finish(turn)
         self.verdict_panel.finish(turn)
+
+    def _on_verdict_count(self, count: int) -> None:
+        self.setTabText(TAB_VERDICT, f"Verdict · {count}" if count else "Verdict")
 
     def show_frame(self, row: int) -> None:
         """Show frame ``row`` in the Frames tab, selected (a finding was clicked)."""

@@ -53,6 +53,7 @@ class VerdictPanel(QWidget):
 
     frameRequested = Signal(int)
     verdictChanged = Signal(str)
+    countChanged = Signal(int)  # errors and warnings so far (for the tab's title)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -111,6 +112,7 @@ class VerdictPanel(QWidget):
         self._request = doc if isinstance(doc, dict) else None
         self.header.setText("Checking the stream as it arrives…")
         self.verdictChanged.emit("")
+        self.countChanged.emit(0)
 
     def set_response(self, status: int, headers: list[tuple[str, str]]) -> None:
         self._status = status
@@ -198,6 +200,7 @@ class VerdictPanel(QWidget):
                 text += " (so far)"
         self.header.setText(text)
         self.verdictChanged.emit(self.diagnosis())
+        self.countChanged.emit(counts["error"] + counts["warning"])
 
     def _on_tree_itemActivated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
         frame = item.data(COL_FRAME, FRAME_ROLE)
