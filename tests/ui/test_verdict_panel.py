@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import partial
 
 import orjson
+import pytest
 from pytestqt.qtbot import QtBot
 
 from streamscope.core.turn.model import Turn
@@ -55,6 +56,7 @@ def test_findings_arrive_live_then_at_the_end_and_a_click_selects_the_frame(
     inspector.verdict_panel.verdictChanged.connect(lines.append)
     for n, batch in enumerate(batches):
         inspector.add_progress(batch)
+        inspector.verdict_panel.drain()  # (what the paint clock's next tick does)
         if n == 4:  # frame 5 has not arrived: nothing yet
             assert rows(inspector) == []
         if n == 5:  # it has: the finding is there before the turn ends
@@ -93,6 +95,7 @@ def test_a_clean_turn_says_so_and_whole_stream_findings_have_no_frame(qtbot: QtB
     for batch in batches:
         inspector.add_progress(batch)
     inspector.finish_turn(turn)
+    inspector.verdict_panel.drain()
     assert rows(inspector) == []
     panel = inspector.verdict_panel
     assert panel.header.text() == "No findings: the stream follows its dialect's rules."
@@ -103,8 +106,9 @@ def test_a_clean_turn_says_so_and_whole_stream_findings_have_no_frame(qtbot: QtB
     inspector.set_response(200, [("Content-Type", "text/plain")])
     for batch in batches:
         inspector.add_progress(batch)
+    inspector.verdict_panel.drain()
     assert rows(inspector) == [("transport.content-type", "")]  # the other is known at the end
-    inspector.finish_turn(turn)
+    inspector.finish_turn(turn)  # (everything was checked: the verdict comes at once)
     assert rows(inspector) == [("transport.content-type", ""), ("stream.terminal-missing", "")]
     item = panel.tree.topLevelItem(0)
     assert item is not None
@@ -129,3 +133,39 @@ def test_the_card_and_the_status_bar_show_the_verdict(qtbot: QtBot) -> None:
     line = status.text()
     status.show_verdict("stalled")
     assert status.text() == f"{line} · stalled"
+
+
+def test_the_check_runs_on_the_paint_clock_then_calls_on_final_once(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    panel = inspector.verdict_panel
+    frames = [*openai_text(50)[:-1], oa({}, "stop"), DONE]
+    batches, turn = stream("openai", [frame_bytes(f, "openai") for f in frames])
+    inspector.begin_turn(start())
+    inspector.set_response(200, [("Content-Type", "text/event-stream")])
+    finals: list[str] = []
+    panel.on_final = finals.append
+    for batch in batches:
+        inspector.add_progress(batch)
+    inspector.finish_turn(turn)  # reads are still queued: the verdict comes on the clock
+    assert finals == []
+    assert panel.clock.pending(panel._check)
+    qtbot.waitUntil(lambda: finals != [], timeout=5000)
+    assert finals == ["1 spec error"]
+    assert rows(inspector) == [("openai.finish-reason-once", "52")]
+    assert not panel.clock.pending(panel._check)
+    # too long to check here: the tab says so, and says nothing else
+    monkeypatch.setattr("streamscope.ui.inspector.verdict_panel.LIVE_LIMIT", 2000)
+    inspector.begin_turn(start())
+    inspector.set_response(200, [("Content-Type", "text/event-stream")])
+    panel.on_final = finals.append
+    for batch in batches:
+        inspector.add_progress(batch)
+    panel.drain()
+    inspector.finish_turn(turn)
+    assert rows(inspector) == []
+    assert "longer than 0 MiB: not checked here" in panel.header.text()
+    assert "streamscope lint FILE" in panel.header.text()
+    assert finals == ["1 spec error"]  # (no verdict for the unchecked turn)

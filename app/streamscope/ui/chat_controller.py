@@ -302,13 +302,17 @@ class ChatController(QObject):
         at_bottom = self.chat.is_at_bottom()
         if self._card is not None:
             self._card.finish(turn)
-        self.inspector.finish_turn(turn)
         self.status.show_turn(turn, len(self.inspector.frames_model.log))
-        verdict = self.inspector.verdict_panel.diagnosis()  # "2 spec errors · buffered ..."
-        if verdict:
-            if self._card is not None:
-                self._card.show_verdict(verdict)
-            self.status.show_verdict(verdict)
+        card = self._card  # the Verdict tab's short line, once every frame is checked:
+
+        def show_verdict(verdict: str) -> None:  # "2 spec errors · buffered by a proxy"
+            if verdict and card is not None:
+                card.show_verdict(verdict)
+            if verdict and self.status.outcome is turn.outcome:
+                self.status.show_verdict(verdict)
+
+        self.inspector.verdict_panel.on_final = show_verdict
+        self.inspector.finish_turn(turn)
         replayed, self._replaying = self._replaying, None
         if replayed is None:
             redacted = self.session.answer_finished(turn, self.runner.capture_id)

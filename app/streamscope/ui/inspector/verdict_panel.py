@@ -1,9 +1,12 @@
 """The Verdict tab: the turn's stream checked against its dialect's rules, live.
 
 It runs the core's :class:`~streamscope.core.verdict.engine.Linter` on the reads each
-progress batch brings (the batches the paint clock already delivers: no timer of its own), so
-findings appear as their frames arrive; the whole-stream rules and the timing diagnosis come
-when the turn finishes. A row: severity icon, rule, frame, message (the hint as its tooltip
+progress batch brings, as a job on the window's paint clock (no timer of its own: a slice of
+each tick, so a flood or an instant replay never blocks the event loop), so findings appear
+as their frames arrive; the whole-stream rules and the timing diagnosis come when the turn has
+finished and every read is checked (then ``on_final`` is called with the short verdict). A
+stream longer than :data:`LIVE_LIMIT` bytes is not checked here (``streamscope lint`` checks
+any length). A row: severity icon, rule, frame, message (the hint as its tooltip
 and under the list). Activating a row with a frame asks for that frame (``frameRequested``):
 the inspector selects it in Frames.
 """
@@ -11,6 +14,8 @@ the inspector selects it in Frames.
 from __future__ import annotations
 
 import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -29,8 +34,12 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.turn.progress import Progress
 from streamscope.core.verdict import Finding, Linter, diagnosis
+from streamscope.ui.paint_clock import PaintClock, default_clock
 
 __all__ = ["VerdictPanel", "end_of"]
+
+LIVE_LIMIT = 64 * 1024 * 1024
+"""Bytes of a response the tab checks; past this it says to run ``streamscope lint``."""
 
 COLUMNS = ("", "rule", "frame", "message")
 COL_ICON, COL_RULE, COL_FRAME, COL_MESSAGE = range(4)
@@ -55,11 +64,18 @@ class VerdictPanel(QWidget):
     verdictChanged = Signal(str)
     countChanged = Signal(int)  # errors and warnings so far (for the tab's title)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, clock: PaintClock | None = None) -> None:
         super().__init__(parent)
+        self.clock = clock or default_clock()
         self.linter: Linter | None = None
         self.findings: list[Finding] = []
         self.finished = False
+        self.on_final: Callable[[str], None] | None = None
+        """Called once with the short verdict when the turn's verdict is complete."""
+        self._pending: deque[tuple[bytes, float]] = deque()
+        self._fed = 0
+        self._too_long = False
+        self._ended: Turn | None = None
         self._dialect = "auto"
         self._request: dict[str, Any] | None = None
         self._t0 = 0.0
@@ -96,9 +112,15 @@ class VerdictPanel(QWidget):
     # -- the turn -----------------------------------------------------------------------------
 
     def begin_turn(self, dialect: str, request_body: bytes, t0: float) -> None:
+        self.clock.cancel(self._check)
         self.linter = None
         self.findings = []
         self.finished = False
+        self.on_final = None
+        self._pending.clear()
+        self._fed = 0
+        self._too_long = False
+        self._ended = None
         self.tree.clear()
         self.hint.clear()
         self._dialect = dialect
@@ -119,37 +141,86 @@ class VerdictPanel(QWidget):
         self._headers = list(headers)
 
     def add_progress(self, batch: Progress) -> None:
-        """Lint the reads this batch brought; show the findings they produced."""
-        if not batch.reads or self.finished:
+        """Queue the reads this batch brought (no copy); the paint clock checks them."""
+        if not batch.reads or self.finished or self._too_long:
             return
-        linter = self._linter()
-        new: list[Finding] = []
-        for data, t in batch.reads:
-            new += linter.feed(data, t)
-        if new:
-            self._add(new)
-            self._show_header(final=False)
+        self._pending.extend(batch.reads)
+        self.clock.wake(self._check)
 
     def finish(self, turn: Turn) -> None:
-        """The turn ended: the whole-stream rules and the timing diagnosis."""
-        if self.finished:
+        """The turn ended: once every read is checked, the whole-stream rules and the timing
+        diagnosis (at once when nothing is left to check)."""
+        if self.finished or self._ended is not None:
             return
-        self.finished = True
-        linter = self._linter()
-        end = end_of(turn)
-        t_end = turn.timings.end if turn.timings.end is not None else time.monotonic()
-        verdict = linter.finish(end, t_end)
-        # (rules that look at the whole stream may have dropped live findings: start over)
-        self.findings = []
-        self.tree.clear()
-        self._add(list(verdict.findings))
-        self._show_header(final=True)
+        self._ended = turn
+        if self._pending:
+            self.clock.wake(self._check)
+        else:
+            self._finalize()
+
+    def drain(self) -> None:
+        """Check everything queued now (tests; a caller that must have the verdict)."""
+        self.clock.cancel(self._check)
+        self._check(float("inf"))
 
     def diagnosis(self) -> str:
         """ "2 spec errors · buffered by a proxy" ("" when there is nothing to say)."""
         return diagnosis(self.findings)
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _check(self, deadline: float) -> float | None:
+        """The paint-clock job: check queued reads until ``deadline`` (``perf_counter``)."""
+        pending = self._pending
+        if pending and not self._too_long:
+            linter = self._linter()
+            new: list[Finding] = []
+            while pending:
+                data, t = pending.popleft()
+                self._fed += len(data)
+                if self._fed > LIVE_LIMIT:
+                    self._give_up()
+                    return None
+                new += linter.feed(data, t)
+                if time.perf_counter() >= deadline:
+                    break
+            if new:
+                self._add(new)
+                self._show_header(final=False)
+            if pending:
+                return 0.0  # (more next tick)
+        if self._ended is not None and not self.finished:
+            self._finalize()
+        return None
+
+    def _give_up(self) -> None:
+        self._too_long = True
+        self._pending.clear()
+        self.linter = None
+        self.finished = True
+        mib = LIVE_LIMIT // (1024 * 1024)
+        self.header.setText(
+            f"The response is longer than {mib} MiB: not checked here. Save the capture and "
+            "run `streamscope lint FILE` to check all of it."
+        )
+        self.verdictChanged.emit(self.diagnosis())
+
+    def _finalize(self) -> None:
+        turn = self._ended
+        assert turn is not None
+        self.finished = True
+        linter = self._linter()
+        t_end = turn.timings.end if turn.timings.end is not None else time.monotonic()
+        verdict = linter.finish(end_of(turn), t_end)
+        # (the whole-stream rules may have dropped live findings: show the final list)
+        self.findings = []
+        self.tree.clear()
+        self._add(list(verdict.findings))
+        self._show_header(final=True)
+        self.linter = None  # (its state is no longer needed)
+        callback, self.on_final = self.on_final, None
+        if callback is not None:
+            callback(self.diagnosis())
 
     def _linter(self) -> Linter:
         if self.linter is None:
