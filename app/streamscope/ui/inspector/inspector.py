@@ -17,6 +17,7 @@ import time
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
+from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import Turn
 from streamscope.ui.inspector.frames_model import FramesModel
 from streamscope.ui.inspector.frames_panel import FramesPanel
@@ -49,7 +50,7 @@ class InspectorPanel(QTabWidget):
         self.addTab(self.toolcalls_panel, "Tool calls")
         self.addTab(self.timeline_panel, "Timeline")
         self.addTab(self.request_panel, "Request")
-        self.verdict_panel = VerdictPanel(self)
+        self.verdict_panel = VerdictPanel(self._frame_log, self)
         self.addTab(self.verdict_panel, "Verdict")
         self.verdict_panel.frameRequested.connect(self.show_frame)
         self.verdict_panel.countChanged.connect(self._on_verdict_count)
@@ -88,6 +89,9 @@ class InspectorPanel(QTabWidget):
         self.toolcalls_panel.finish(turn)
         self.timeline_panel.finish(turn)
         self.verdict_panel.finish(turn)
+
+    def _frame_log(self) -> FrameLog:
+        return self.frames_model.log
 
     def _on_verdict_count(self, count: int) -> None:
         self.setTabText(TAB_VERDICT, f"Verdict · {count}" if count else "Verdict")

@@ -1,7 +1,9 @@
 """The Verdict tab: the turn's stream checked against its dialect's rules, live.
 
 It runs the core's :class:`~streamscope.core.verdict.engine.Linter` on the reads each
-progress batch brings, as a job on the window's paint clock (no timer of its own: a slice of
+progress batch brings — read back from the Frames tab's log, which holds them anyway (for a
+replay, the capture's own bytes): nothing is copied or kept here — as a job on the window's
+paint clock (no timer of its own: a slice of
 each tick, so a flood or an instant replay never blocks the event loop), so findings appear
 as their frames arrive; the whole-stream rules and the timing diagnosis come when the turn has
 finished and every read is checked (then ``on_final`` is called with the short verdict). A
@@ -14,7 +16,6 @@ the inspector selects it in Frames.
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.turn.progress import Progress
@@ -64,15 +66,22 @@ class VerdictPanel(QWidget):
     verdictChanged = Signal(str)
     countChanged = Signal(int)  # errors and warnings so far (for the tab's title)
 
-    def __init__(self, parent: QWidget | None = None, *, clock: PaintClock | None = None) -> None:
+    def __init__(
+        self,
+        log_of: Callable[[], FrameLog],
+        parent: QWidget | None = None,
+        *,
+        clock: PaintClock | None = None,
+    ) -> None:
         super().__init__(parent)
+        self.log_of = log_of  # the Frames tab's log of this turn (its reads, with their times)
         self.clock = clock or default_clock()
         self.linter: Linter | None = None
         self.findings: list[Finding] = []
         self.finished = False
         self.on_final: Callable[[str], None] | None = None
         """Called once with the short verdict when the turn's verdict is complete."""
-        self._pending: deque[tuple[bytes, float]] = deque()
+        self._next_read = 0  # the first read of the log not checked yet
         self._fed = 0
         self._too_long = False
         self._ended: Turn | None = None
@@ -117,7 +126,7 @@ class VerdictPanel(QWidget):
         self.findings = []
         self.finished = False
         self.on_final = None
-        self._pending.clear()
+        self._next_read = 0
         self._fed = 0
         self._too_long = False
         self._ended = None
@@ -141,11 +150,14 @@ class VerdictPanel(QWidget):
         self._headers = list(headers)
 
     def add_progress(self, batch: Progress) -> None:
-        """Queue the reads this batch brought (no copy); the paint clock checks them."""
+        """The batch's reads are in the log (the Frames tab took it first): check them on the
+        paint clock."""
         if not batch.reads or self.finished or self._too_long:
             return
-        self._pending.extend(batch.reads)
         self.clock.wake(self._check)
+
+    def _unchecked(self) -> bool:
+        return self._next_read < len(self.log_of().read_offsets)
 
     def finish(self, turn: Turn) -> None:
         """The turn ended: once every read is checked, the whole-stream rules and the timing
@@ -153,7 +165,7 @@ class VerdictPanel(QWidget):
         if self.finished or self._ended is not None:
             return
         self._ended = turn
-        if self._pending:
+        if self._unchecked() and not self._too_long:
             self.clock.wake(self._check)
         else:
             self._finalize()
@@ -170,24 +182,31 @@ class VerdictPanel(QWidget):
     # -- internals ------------------------------------------------------------------------------
 
     def _check(self, deadline: float) -> float | None:
-        """The paint-clock job: check queued reads until ``deadline`` (``perf_counter``)."""
-        pending = self._pending
-        if pending and not self._too_long:
+        """The paint-clock job: check the log's reads until ``deadline`` (``perf_counter``)."""
+        log = self.log_of()
+        offsets, times = log.read_offsets, log.read_times
+        count = len(offsets)
+        if self._next_read < count and not self._too_long:
             linter = self._linter()
             new: list[Finding] = []
-            while pending:
-                data, t = pending.popleft()
-                self._fed += len(data)
-                if self._fed > LIVE_LIMIT:
-                    self._give_up()
-                    return None
-                new += linter.feed(data, t)
-                if time.perf_counter() >= deadline:
-                    break
+            with memoryview(log.stream) as stream:
+                while self._next_read < count:
+                    i = self._next_read
+                    end = offsets[i + 1] if i + 1 < count else log.received
+                    self._next_read = i + 1
+                    self._fed += end - offsets[i]
+                    if self._fed > LIVE_LIMIT:
+                        break
+                    new += linter.feed(bytes(stream[offsets[i] : end]), times[i])
+                    if time.perf_counter() >= deadline:
+                        break
+            if self._fed > LIVE_LIMIT:
+                self._give_up()
+                return None
             if new:
                 self._add(new)
                 self._show_header(final=False)
-            if pending:
+            if self._next_read < count:
                 return 0.0  # (more next tick)
         if self._ended is not None and not self.finished:
             self._finalize()
@@ -195,7 +214,6 @@ class VerdictPanel(QWidget):
 
     def _give_up(self) -> None:
         self._too_long = True
-        self._pending.clear()
         self.linter = None
         self.finished = True
         mib = LIVE_LIMIT // (1024 * 1024)
