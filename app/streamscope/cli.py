@@ -4,12 +4,14 @@ No arguments opens the main window. Subcommands run headless and never import Qt
 
     streamscope send ...         one streamed turn against an endpoint
     streamscope replay FILE ...  a recorded body (or capture) through the same pipeline
+    streamscope lint FILE ...    a recorded stream checked against its dialect's rules
     streamscope demo-server ...  the embedded demo endpoint, standalone
     streamscope tap ...          a recording reverse proxy: another app's streams as turns
     streamscope FILE.sscap       open the window and replay a capture (or repro bundle .zip)
     streamscope export ...       a saved conversation as Markdown or JSON
 
-Exit codes: 0 completed, 3 truncated, 4 error, 130 cancelled, 2 usage error.
+Exit codes: 0 completed, 3 truncated, 4 error, 130 cancelled, 2 usage error (``lint``: 0 no
+errors, 1 errors, 2 usage error).
 Heavy modules are imported inside the handlers so `--version` and `--help` stay instant
 (the parser loads only the dialect registry, for the `--dialect` choices).
 """
@@ -78,6 +80,24 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     replay.add_argument("--raw", action="store_true", help="print every frame with its offset")
 
+    lint = sub.add_parser("lint", help="check a recorded stream against its dialect's rules")
+    lint.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="?",
+        help="raw response body, .sscap capture or repro bundle .zip; - for stdin",
+    )
+    lint.add_argument(
+        "--dialect",
+        choices=dialect_names(with_auto=True),
+        default=None,
+        help="default: the capture's own dialect, else auto",
+    )
+    lint_out = lint.add_mutually_exclusive_group()
+    lint_out.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    lint_out.add_argument("--sarif", action="store_true", help="print SARIF 2.1.0 on stdout")
+    lint.add_argument("--rules", action="store_true", help="list every rule and exit")
+
     export = sub.add_parser("export", help="write a saved conversation as Markdown or JSON")
     which = export.add_mutually_exclusive_group()
     which.add_argument("--conversation", type=int, metavar="ID", help="conversation id")
@@ -142,6 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope import headless
 
         return headless.run(args)
+    if args.command == "lint":
+        from streamscope import lint
+
+        return lint.run(args)
     if args.command == "export":
         from streamscope.core.store.export import run_export
 

@@ -83,7 +83,7 @@ def test_tabs_and_api(qtbot: QtBot) -> None:
     inspector = InspectorPanel()
     qtbot.addWidget(inspector)
     titles = [inspector.tabText(i) for i in range(inspector.count())]
-    assert titles == ["Frames", "Tool calls", "Timeline", "Request"]
+    assert titles == ["Frames", "Tool calls", "Timeline", "Request", "Verdict"]
     assert inspector.frames_model is inspector.frames_panel.model
     batches, turn = stream("openai", blocks("openai/plain_text.sse"))
     inspector.begin_turn(start())

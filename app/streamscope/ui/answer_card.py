@@ -189,6 +189,7 @@ class AssistantCard(CardFrame):
         self.partial_label.setTextFormat(Qt.TextFormat.RichText)
         self.partial_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.partial_label.hide()
+        self.verdict = ""  # the Verdict tab's short line, once the turn has one
         self.footer = QLabel(self)
         self.footer.setWordWrap(True)
         self.footer.setTextFormat(Qt.TextFormat.RichText)
@@ -411,6 +412,18 @@ class AssistantCard(CardFrame):
         if pressed and self.rect().contains(event.position().toPoint()):
             self.inspectRequested.emit()
         event.accept()
+
+    def show_verdict(self, verdict: str) -> None:
+        """The Verdict tab's short line beside the outcome in the footer ("2 spec errors ·
+        buffered by a proxy"); in the error colour when the stream broke its dialect's rules."""
+        palette = self.palette()
+        bad = "spec error" in verdict
+        colour = outcome_colour(Outcome.ERROR, palette) if bad else _muted(palette)
+        self.verdict = verdict
+        self.footer.setText(
+            f"{self.footer.text()}<span style='color:{colour.name()}'> · ⚑ "
+            f"{html.escape(verdict)}</span>"
+        )
 
     # -- the card's job on the paint clock ----------------------------------------------
 
