@@ -375,9 +375,9 @@ def _capture(
         created=_created(entry),
     )
     own_end = _obj(own.get("end"))
-    if status < 100 or status > 999:  # no response (Chrome: status 0 and an _error)
+    if status < 100 or status > 999:  # no response (Chrome: status 0 and an _error) …
         detail = _str(entry.get("_error")) or _str(response.get("_error")) or "no response"
-        capture.end = CaptureEnd("broken", t_end, detail=scrub.text(detail))
+        capture.end = CaptureEnd("connect_error", t_end, detail=scrub.text(detail))
         return capture
     ctype = _header(res_pairs, "content-type")
     capture.response = CaptureResponse(status, scrub.headers(res_pairs), t_headers)
