@@ -75,7 +75,7 @@ def test_import_har_stores_each_exchange_and_replays_the_chosen_one(
     assert window.status.text().startswith("Error")
 
 
-def test_export_the_last_turn_as_har(
+def test_export_the_inspected_turn_as_har(
     window: MainWindow,
     aloop: qasync.QEventLoop,
     tmp_path: Path,
@@ -102,8 +102,26 @@ def test_export_the_last_turn_as_har(
         QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(out), ""))
     )
     window.files.export_har()
+    assert window.files.exporting is not None
+    aloop.run_until_complete(window.files.exporting)
     (entry,) = json.loads(out.read_text())["log"]["entries"]
     assert entry["response"]["content"]["text"].encode() == capture.reads.body()
     assert entry["response"]["content"]["size"] == capture.reads.size
     assert entry["_streamscope"]["end"]["outcome"] == "completed"
     assert window.status.text() == f"HAR written to {out}"
+
+    # an older turn shown in the inspector is the one exported (loaded from the store)
+    window.composer.editor.setPlainText("again")
+    window.model_combo.setCurrentText("demo-length")
+    window.composer._on_submit()
+    second = aloop.run_until_complete(wait())
+    assert second is not None and second.reason == "[DONE] received (finish_reason=length)"
+    first_card = window.controller.answer_cards[0]
+    window.controller.inspect(first_card)
+    assert first_card.turn_ref is not None and first_card.turn_ref.capture_id is not None
+    window.files.export_har()
+    assert window.files.exporting is not None
+    aloop.run_until_complete(window.files.exporting)
+    (entry,) = json.loads(out.read_text())["log"]["entries"]
+    assert entry["response"]["content"]["text"].encode() == capture.reads.body()
+    assert entry["_streamscope"]["end"]["reason"] == "[DONE] received (finish_reason=stop)"

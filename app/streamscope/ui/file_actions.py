@@ -41,6 +41,8 @@ class FileActions(QObject):
         self._io = ThreadPoolExecutor(1, thread_name_prefix="capture-io")
         self.opening: asyncio.Task[None] | None = None
         """The last capture being opened (read, then replayed), or HAR file imported."""
+        self.exporting: asyncio.Task[None] | None = None
+        """The last HAR export being written."""
         self.har_imported: HarImport | None = None
         """What the last HAR import found."""
 
@@ -178,19 +180,47 @@ class FileActions(QObject):
         return True
 
     def export_har(self) -> None:
-        """File > Export the last turn as HAR…"""
+        """File > Export as HAR…: the turn shown in the inspector (any turn of the
+        conversation, or a replay), else the last one; read and written off the UI thread."""
         from streamscope.core.capture.har import capture_to_har, dump_har
 
-        capture = self._controller.last_capture
-        if capture is None:
-            self._status.show_message("No turn to export yet")
+        ref = self._controller.feed.ref
+        capture = ref.capture if ref is not None else None
+        capture_id = ref.capture_id if ref is not None and capture is None else None
+        store = self._controller.runner.captures
+        if capture_id is not None and (store is None or not store.exists(capture_id)):
+            capture_id = None
+        if capture is None and capture_id is None:
+            capture = self._controller.last_capture
+        if capture is None and capture_id is None:
+            self._status.show_message("No turn with a capture to export")
             return
         path, _ = QFileDialog.getSaveFileName(
             self._window, "Export as HAR", "turn.har", "HAR files (*.har)"
         )
-        if path:
-            Path(path).write_bytes(dump_har(capture_to_har([capture])))
+        if not path:
+            return
+
+        def write() -> None:
+            if capture is not None:
+                shown = capture
+            else:
+                assert store is not None and capture_id is not None
+                shown = store.load(capture_id)
+            Path(path).write_bytes(dump_har(capture_to_har([shown])))
+
+        async def run() -> None:
+            try:
+                await asyncio.get_running_loop().run_in_executor(self._io, write)
+            except (OSError, CaptureError) as exc:
+                self._status.show_message(f"Could not export {Path(path).name}: {exc}")
+                return
             self._status.show_message(f"HAR written to {path}")
+
+        task = asyncio.ensure_future(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        self.exporting = task
 
     def export_conversation(self, conversation_id: int, fmt: str) -> None:
         """Write a stored conversation as Markdown (``fmt`` "md") or JSON."""
