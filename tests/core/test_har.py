@@ -482,3 +482,58 @@ def test_not_a_har_file() -> None:
         read_har(b"data: x\n\n")
     with pytest.raises(HarError, match=r'"log.entries" is not a list'):
         read_har(b'{"log": {"entries": {}}}')
+
+
+def test_a_key_echoed_in_a_body_or_header_is_masked_before_anything_is_written() -> None:
+    body = '{"error":{"message":"Incorrect API key provided: ' + KEY + '","type":"x"}}'
+    entry = {
+        "request": {
+            "method": "POST",
+            "url": "https://api.openai.com/v1/chat/completions",
+            "headers": [{"name": "Authorization", "value": f"Bearer {KEY}"}],
+            "postData": {"mimeType": "application/json", "text": '{"k":"' + KEY + '"}'},
+        },
+        "response": {
+            "status": 401,
+            "headers": [{"name": "x-echo", "value": KEY}],
+            "content": {"size": len(body), "mimeType": "application/json", "text": body},
+        },
+    }
+    (ex,) = import_har(_one(entry)).imported
+    masked = "*" * len(KEY)
+    assert ex.capture.end is not None and ex.capture.end.body == body.replace(KEY, masked).encode()
+    assert ex.capture.request is not None
+    assert ex.capture.request.body == ('{"k":"' + masked + '"}').encode()
+    assert ex.capture.response is not None
+    assert ex.capture.response.headers == (
+        ("x-echo", masked),
+        ("content-type", "application/json"),  # (from content.mimeType)
+    )
+    assert KEY not in ex.turn.reason
+    assert KEY.encode() not in dump_har(capture_to_har([ex.capture]))
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "not an object",
+        {"request": [], "response": "x"},
+        {"request": {"method": 7, "url": "https://h/v1/chat/completions"}},
+        {"response": {"status": "200", "content": {"text": 5, "size": "big"}}, "timings": "x"},
+        {"response": {"status": 200, "content": {"text": "@@@", "encoding": "base64"}}},
+        {
+            "response": {
+                "status": 200,
+                "headers": [1, {"name": 2}],
+                "content": {"text": "data: x\n"},
+            }
+        },
+        {"time": True, "startedDateTime": "yesterday", "_streamscope": {"reads": [[0, -1]]}},
+    ],
+)
+def test_odd_entries_are_imported_or_skipped_never_raise(entry: Any) -> None:
+    data = _one(entry) if isinstance(entry, dict) else orjson.dumps({"log": {"entries": [entry]}})
+    result = import_har(data)
+    assert len(result.imported) + len(result.skipped) == 1
+    for ex in result.imported:
+        assert ex.turn.outcome is not None
