@@ -283,6 +283,8 @@ class MainWindow(QMainWindow):
             ("Open capture…", self.files.open_capture_dialog),
             ("Save capture of the last turn…", self.files.save_capture),
             ("Export repro bundle of the last turn…", self.files.export_bundle),
+            ("Export as HAR…", self.files.export_har),
+            ("Import HAR…", self.files.import_har_dialog),
         ):
             action = QAction(text, self)
             action.triggered.connect(slot)
