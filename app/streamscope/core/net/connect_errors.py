@@ -5,6 +5,7 @@ connection"::
     Connection refused by 127.0.0.1:9 — is the server running?
     Could not resolve host 'api.exampel.com' — check the base URL
     TLS error talking to llm.local:8443: [SSL: CERTIFICATE_VERIFY_FAILED] … — set a CA …
+    The server at llm.local:8443 requires a client certificate — set one (and its key) …
     Timed out after 10 s connecting to 10.0.0.7:8000
     Could not connect to 127.0.0.1:8000: ProxyError: …
     No response from 127.0.0.1:8000: RemoteProtocolError: Server disconnected …
@@ -56,6 +57,16 @@ def describe_connect_error(
         limit = f" after {connect_timeout:g} s" if connect_timeout is not None else ""
         return f"Timed out{limit} connecting to {where}"
     low = _chain_text(exc).lower()
+    if "certificate required" in low or "peer did not return a certificate" in low:
+        return (
+            f"The server at {where} requires a client certificate (TLS alert: certificate "
+            "required) — set one (and its key) in the endpoint's Network settings"
+        )
+    if "alert unknown ca" in low or "alert bad certificate" in low:
+        return (
+            f"The server at {where} rejected the client certificate ({text or low}) — check "
+            "the certificate and key in the endpoint's Network settings"
+        )
     if not isinstance(exc, httpx.ProxyError):
         if "certificate" in low or "ssl" in low or "tls" in low:
             return (
