@@ -12,6 +12,7 @@ and records the common name of each client certificate it saw. Certificates are 
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import ipaddress
 import socket
@@ -184,6 +185,8 @@ class TlsStreamServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
         self._sock.close()
         self._thread.join(timeout=10)
 

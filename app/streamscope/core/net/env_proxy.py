@@ -83,9 +83,11 @@ def proxied_client(proxy: ProxyOptions, **options: Any) -> httpx.AsyncClient:
     verify = options.get("verify")
     auth = (proxy.username, proxy.password) if proxy.username else None
     target = httpx.Proxy(
-        proxy.url(),
+        proxy.url(with_username=False),
         auth=auth,
-        ssl_context=verify if isinstance(verify, ssl.SSLContext) else None,
+        ssl_context=verify
+        if proxy.mode == "https" and isinstance(verify, ssl.SSLContext)
+        else None,
     )
     try:
         return httpx.AsyncClient(trust_env=False, proxy=target, mounts=mounts, **options)

@@ -56,11 +56,11 @@ class ProxyOptions:
         """Whether a proxy of this endpoint's own is set (not ``system`` or ``none``)."""
         return self.mode not in ("system", "none")
 
-    def url(self, *, with_password: bool = False) -> str:
+    def url(self, *, with_password: bool = False, with_username: bool = True) -> str:
         """``socks5://user@host:1080`` (the password only when asked for, quoted)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         auth = ""
-        if self.username:
+        if self.username and with_username:
             auth = quote(self.username, safe="")
             if with_password and self.password:
                 auth += ":" + quote(self.password, safe="")
