@@ -18,6 +18,7 @@ from streamscope.core.net.endpoint_store import EndpointSettings, EndpointStore
 from streamscope.core.net.endpoints import DEMO_ID, PRESETS, new_endpoint
 from streamscope.core.net.secrets import SERVICE, SecretStore, proxy_account
 from streamscope.demo.server import DemoServer
+from streamscope.ui.endpoints_dialog import EndpointsDialog
 from streamscope.ui.settings_dialog import EndpointDialog
 from support.http_proxy import HttpProxy
 from support.memory_keyring import MemoryKeyring, installed
@@ -146,3 +147,25 @@ def test_test_connection_goes_through_the_proxy_with_the_typed_password(
     assert refused == "✗ HTTP 407 Proxy Authentication Required"
     assert connected.startswith("✓ Connected"), connected
     assert [(r.username, r.relayed) for r in proxy.requests] == [("me", False), ("me", True)]
+
+
+def test_duplicating_an_endpoint_copies_its_proxy_password(
+    qtbot: QtBot, ring: MemoryKeyring
+) -> None:
+    store = SecretStore()
+    work = replace(
+        new_endpoint("openai"), name="Work", proxy_mode="http", proxy_host="p", proxy_username="me"
+    )
+    store.set(proxy_account(work.id), PASSWORD)
+    dialog = EndpointsDialog(EndpointSettings.default().with_endpoint(work), secrets=store)
+    qtbot.addWidget(dialog)
+    dialog.list.setCurrentRow(1)
+    dialog.duplicate_button.click()
+    copy = dialog.settings().endpoints[-1]
+    assert copy.id != work.id and copy.proxy_username == "me"
+    assert store.get(proxy_account(copy.id)) == PASSWORD
+    dialog.list.setCurrentRow(1)
+    dialog.delete_button.click()
+    dialog.accept()
+    assert store.get(proxy_account(work.id)) is None  # forgotten with the endpoint
+    assert store.get(proxy_account(copy.id)) == PASSWORD

@@ -125,11 +125,18 @@ def test_an_endpoint_proxy_with_its_password_from_the_keyring(
         )
         window = open_window(qtbot, ep)
         try:
+            window.secrets().set(proxy_account(ep.id), "Kr-wrong-pw-5")
+            refused = send(window, aloop)  # the proxy's 407 page echoes the password sent
+            assert refused.outcome is Outcome.ERROR
+            capture = window.controller.last_capture
+            assert capture is not None and capture.end is not None
+            assert capture.end.body == b"Proxy authentication failed for me:" + b"*" * 13 + b"\n"
             window.secrets().set(proxy_account(ep.id), "Kr-pw-771")
             turn = send(window, aloop)
             assert turn.outcome is Outcome.COMPLETED, turn.reason
             assert window.controller.runner.worker is not None
-            assert [(r.method, r.username) for r in http.relayed] == [("POST", "me")]
+            assert [(r.username, r.relayed) for r in http.requests] == [("me", False), ("me", True)]
+            assert [r.method for r in http.relayed] == ["POST"]
             assert proxy.connections == []
         finally:
             aloop.run_until_complete(window.shutdown())
