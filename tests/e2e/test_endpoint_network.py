@@ -128,8 +128,12 @@ def test_a_proxy_behind_tls_is_verified_with_the_endpoint_ca(
             demo.base_url("openai"), replace(proxied("https", proxy.port), ca_bundle=str(certs.ca))
         )
         untrusted = turn_to(demo.base_url("openai"), proxied("https", proxy.port))
+        unverified = turn_to(
+            demo.base_url("openai"), replace(proxied("https", proxy.port), verify=False)
+        )
     assert turn.outcome is Outcome.COMPLETED, turn.reason
-    assert len(proxy.relayed) == 1
+    assert unverified.outcome is Outcome.COMPLETED, unverified.reason  # verification off
+    assert len(proxy.relayed) == 2
     assert untrusted.outcome is Outcome.ERROR
     assert "CERTIFICATE_VERIFY_FAILED" in untrusted.reason
 

@@ -117,6 +117,8 @@ def test_the_demo_says_it_goes_direct(qtbot: QtBot, ring: MemoryKeyring) -> None
     assert dialog.network_tab.proxy_note.text() == (
         "The Built-in demo runs on this machine and is always reached directly."
     )
+    assert not dialog.network_tab.proxy_combo.isEnabled()
+    assert not dialog.network_tab.proxy_host_edit.isEnabled()
 
 
 def test_test_connection_goes_through_the_proxy_with_the_typed_password(

@@ -277,6 +277,7 @@ class NetworkTab(QWidget):
             self.proxy_password_edit,
             self.no_proxy_edit,
         )
+        self._demo = False
         self.proxy_combo.currentIndexChanged.connect(self._on_proxy_mode_changed)
 
         form.addRow("Extra headers", headers_box)
@@ -318,7 +319,12 @@ class NetworkTab(QWidget):
         self.proxy_user_edit.setText(ep.proxy_username)
         self.proxy_password_edit.setText(secrets.get(proxy_account(ep.id)) or "")
         self.no_proxy_edit.setText(", ".join(ep.no_proxy))
-        self._demo = ep.is_demo
+        self.set_demo(ep.is_demo)
+
+    def set_demo(self, demo: bool) -> None:
+        """The Built-in demo always goes direct: its proxy fields are disabled."""
+        self._demo = demo
+        self.proxy_combo.setEnabled(not demo)
         self._on_proxy_mode_changed()
 
     def proxy_mode(self) -> ProxyMode:
@@ -416,10 +422,10 @@ class NetworkTab(QWidget):
 
     def _on_proxy_mode_changed(self) -> None:
         mode = self.proxy_mode()
-        explicit = mode not in ("system", "none")
+        explicit = mode not in ("system", "none") and not self._demo
         for widget in self._proxy_widgets:
             widget.setEnabled(explicit)
-        if getattr(self, "_demo", False):
+        if self._demo:
             note = "The Built-in demo runs on this machine and is always reached directly."
         elif mode == "system":
             note = (

@@ -219,6 +219,7 @@ class EndpointDialog(QDialog):
             else "https://host/v1 (include the version prefix)"
         )
         self.key_fields.set_enabled(not demo)
+        self.network_tab.set_demo(demo)
         if demo:
             current = self.model_combo.currentText() or "demo"
             self._set_models(list(self._scenarios), current)

@@ -80,19 +80,29 @@ def proxied_client(proxy: ProxyOptions, **options: Any) -> httpx.AsyncClient:
     mounts = no_proxy_mounts(proxy.no_proxy)
     if mounts is None:  # "*": every host direct
         return httpx.AsyncClient(trust_env=False, **options)
-    verify = options.get("verify")
     auth = (proxy.username, proxy.password) if proxy.username else None
     target = httpx.Proxy(
         proxy.url(with_username=False),
         auth=auth,
-        ssl_context=verify
-        if proxy.mode == "https" and isinstance(verify, ssl.SSLContext)
-        else None,
+        ssl_context=_proxy_tls(options.get("verify")) if proxy.mode == "https" else None,
     )
     try:
         return httpx.AsyncClient(trust_env=False, proxy=target, mounts=mounts, **options)
     except (ValueError, ImportError, httpx.InvalidURL) as exc:
         raise ProxySettingError(f"proxy {shown}: {exc}") from None
+
+
+def _proxy_tls(verify: object) -> ssl.SSLContext | None:
+    """The TLS context for an HTTPS proxy: the endpoint's (its CA file, its client
+    certificate), or one that does not verify when the endpoint turned verification off."""
+    if isinstance(verify, ssl.SSLContext):
+        return verify
+    if verify is False:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    return None
 
 
 def no_proxy_mounts(hosts: Iterable[str]) -> dict[str, None] | None:

@@ -286,7 +286,13 @@ class TapApp:
         run = _Run(self, exchange, t0)
         if self.captures is not None and capture_id is not None:
             run.capture_id = capture_id
-            run.recorder = CaptureRecorder(self.dialect, path=capture_path, keep_reads=False)
+            password = self.tls.proxy.password  # (an upstream proxy's, masked too)
+            run.recorder = CaptureRecorder(
+                self.dialect,
+                path=capture_path,
+                keep_reads=False,
+                secrets=(password,) if password else (),
+            )
         watcher = self.listener.exchange_started(exchange) if self.listener else None
         run.observer = MultiObserver(*(o for o in (run.recorder, watcher) if o is not None))
         run.observer.request_started(spec, body, t0)
