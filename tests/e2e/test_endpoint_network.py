@@ -295,6 +295,21 @@ def test_without_the_client_certificate_the_turn_says_so(
     assert server.client_subjects == []
 
 
+def test_a_client_certificate_from_another_ca_is_refused_with_a_clear_message(
+    certs: Certs, only: pytest.MonkeyPatch
+) -> None:
+    with TlsStreamServer(certs) as server:
+        turn = turn_to(
+            server.base_url, TLSOptions(ca_bundle=str(certs.ca), client_cert=str(certs.stranger))
+        )
+    assert turn.outcome is Outcome.ERROR
+    assert turn.reason == (
+        f"The server at 127.0.0.1:{server.port} refused the client certificate (TLS alert: "
+        "unknown ca) — check the certificate and key in the endpoint's Network settings"
+    )
+    assert server.client_subjects == []
+
+
 def test_client_certificate_files_that_cannot_be_used(
     certs: Certs, only: pytest.MonkeyPatch
 ) -> None:

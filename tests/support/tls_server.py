@@ -44,6 +44,8 @@ class Certs:
     client_key: Path
     client_combined: Path
     client_key_encrypted: Path
+    stranger: Path
+    """A client certificate and key (one file) signed by another CA: servers refuse it."""
 
 
 def _name(cn: str) -> x509.Name:
@@ -116,6 +118,15 @@ def make_certs(directory: Path) -> Certs:
     client_key = ec.generate_private_key(ec.SECP256R1())
     client = _cert(CLIENT_NAME, client_key, issuer, usage=ExtendedKeyUsageOID.CLIENT_AUTH)
 
+    other_ca_key = ec.generate_private_key(ec.SECP256R1())
+    stranger_key = ec.generate_private_key(ec.SECP256R1())
+    stranger = _cert(
+        CLIENT_NAME,
+        stranger_key,
+        ("another-ca", other_ca_key),
+        usage=ExtendedKeyUsageOID.CLIENT_AUTH,
+    )
+
     def key_bytes(key: ec.EllipticCurvePrivateKey, password: bytes | None = None) -> bytes:
         algorithm: serialization.KeySerializationEncryption = (
             serialization.BestAvailableEncryption(password)
@@ -132,6 +143,7 @@ def make_certs(directory: Path) -> Certs:
         "client.key": key_bytes(client_key),
         "client-combined.pem": client.public_bytes(pem) + key_bytes(client_key),
         "client-encrypted.key": key_bytes(client_key, b"passphrase"),
+        "stranger.pem": stranger.public_bytes(pem) + key_bytes(stranger_key),
     }
     for name, data in files.items():
         (directory / name).write_bytes(data)
@@ -144,6 +156,7 @@ def make_certs(directory: Path) -> Certs:
         d / "client.key",
         d / "client-combined.pem",
         d / "client-encrypted.key",
+        d / "stranger.pem",
     )
 
 

@@ -32,6 +32,17 @@ def host_port(url: str | httpx.URL) -> str:
     return f"{host}:{port}" if port else host
 
 
+_REFUSALS = (
+    "unknown ca",
+    "bad certificate",
+    "certificate unknown",
+    "certificate expired",
+    "certificate revoked",
+    "unsupported certificate",
+)
+"""TLS alerts by which a server refuses a client certificate (OpenSSL's words)."""
+
+
 def _chain_text(exc: BaseException) -> str:
     """The messages of ``exc`` and its causes (anyio hides "refused" behind a summary)."""
     parts: list[str] = []
@@ -62,10 +73,11 @@ def describe_connect_error(
             f"The server at {where} requires a client certificate (TLS alert: certificate "
             "required) — set one (and its key) in the endpoint's Network settings"
         )
-    if "alert unknown ca" in low or "alert bad certificate" in low:
+    alert = next((a for a in _REFUSALS if f"alert {a}" in low), None)
+    if alert is not None:
         return (
-            f"The server at {where} rejected the client certificate ({text or low}) — check "
-            "the certificate and key in the endpoint's Network settings"
+            f"The server at {where} refused the client certificate (TLS alert: {alert}) — "
+            "check the certificate and key in the endpoint's Network settings"
         )
     if not isinstance(exc, httpx.ProxyError):
         if "certificate" in low or "ssl" in low or "tls" in low:

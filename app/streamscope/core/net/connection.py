@@ -47,14 +47,26 @@ def connection_client(
     return proxied_client(tls.proxy, verify=verify, **options)
 
 
+CERTIFICATE_ALERTS = (
+    "certificate required",
+    "unknown ca",
+    "bad certificate",
+    "certificate unknown",
+    "certificate expired",
+    "certificate revoked",
+    "unsupported certificate",
+)
+"""TLS alerts (as OpenSSL words them) by which a server refuses the client certificate."""
+
+
 async def client_certificate_alert(url: httpx.URL, tls: TLSOptions, timeout: float) -> str | None:
     """The TLS alert of a server that demands a client certificate we did not send, or
-    ``None``. For a request that broke with no reason: with TLS 1.3 the server's alert can
-    arrive while the request is being written, and the HTTP stack then reports only a
-    broken stream. One more direct handshake, reading nothing but the alert, tells (only
-    without a client certificate, and only when no proxy is involved)."""
+    refuses the one we sent; ``None`` otherwise. For a request that broke with no reason:
+    with TLS 1.3 the server's alert can arrive while the request is being written, and the
+    HTTP stack then reports only a broken stream. One more direct handshake, reading nothing
+    but the alert, tells (only when no proxy is involved)."""
     host, port = url.host, url.port or 443
-    if url.scheme != "https" or tls.client_cert or tls.proxy.explicit:
+    if url.scheme != "https" or tls.proxy.explicit:
         return None
     if tls.proxy.mode == "system":
         proxies = getproxies()
@@ -80,7 +92,7 @@ async def client_certificate_alert(url: httpx.URL, tls: TLSOptions, timeout: flo
                 sock.recv(1)
         except ssl.SSLError as exc:
             text = str(exc)
-            return text if "certificate required" in text.lower() else None
+            return text if any(a in text.lower() for a in CERTIFICATE_ALERTS) else None
         except OSError:
             return None
         return None
