@@ -140,6 +140,7 @@ class MainWindow(QMainWindow):
             endpoint=self.endpoint_bar.current_endpoint,
             api_key=self.endpoint_bar.api_key,
             headers=self.endpoint_bar.headers,
+            tls=self.endpoint_bar.tls,
             tools=self.tools_panel.tools,
             demo=self.demo,
             captures=captures,
@@ -347,7 +348,9 @@ class MainWindow(QMainWindow):
 
         if self._tap_dialog is None:
             endpoints = list(self.endpoint_bar.endpoints.endpoints)
-            self._tap_dialog = TapDialog(self.tap, endpoints, self.demo, self)
+            self._tap_dialog = TapDialog(
+                self.tap, endpoints, self.demo, self, tls_for=self.endpoint_bar.tls
+            )
         self._tap_dialog.show()
         self._tap_dialog.raise_()
         self.tapped_dock.show()
