@@ -16,6 +16,7 @@ Only the standard library is used here.
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import os
 import re
@@ -35,6 +36,8 @@ DIST = ROOT / "dist"
 WORK = ROOT / "build"
 BUNDLE = DIST / "streamscope"
 PREFIX = "/opt/streamscope"
+APP_ID = "io.github.streamscope.StreamScope"  # = streamscope.APP_ID (a test checks)
+LINUX = HERE / "linux"
 
 # Always depended on, whatever objdump finds: Qt loads some of these with dlopen
 # (libdbus-1, libGL/libEGL through the xcb GL integrations).
@@ -213,16 +216,25 @@ def stage_deb(bundle: Path, stage: Path) -> None:
     shutil.copytree(bundle, opt, symlinks=True)
     (stage / "usr/bin").mkdir(parents=True)
     (stage / "usr/bin/streamscope").symlink_to(f"{PREFIX}/streamscope")
-    apps = stage / "usr/share/applications"
-    apps.mkdir(parents=True)
-    shutil.copy2(HERE / "linux/streamscope.desktop", apps / "streamscope.desktop")
+    for folder, name in (
+        ("usr/share/applications", f"{APP_ID}.desktop"),
+        ("usr/share/metainfo", f"{APP_ID}.metainfo.xml"),
+        ("usr/share/mime/packages", f"{APP_ID}.mime.xml"),  # dpkg triggers update the cache
+    ):
+        (stage / folder).mkdir(parents=True)
+        shutil.copy2(LINUX / name, stage / folder / name.replace(".mime.xml", ".xml"))
     icons = WORK / "pyinstaller" / "streamscope" / "icons" / "hicolor"  # rendered by the spec
     shutil.copytree(icons, stage / "usr/share/icons/hicolor")
     scalable = stage / "usr/share/icons/hicolor/scalable/apps"
     scalable.mkdir(parents=True)
-    shutil.copy2(ROOT / "resources/icons/streamscope.svg", scalable / "streamscope.svg")
+    shutil.copy2(ROOT / "resources/icons/streamscope.svg", scalable / f"{APP_ID}.svg")
+    man1 = stage / "usr/share/man/man1"
+    man1.mkdir(parents=True)
+    (man1 / "streamscope.1.gz").write_bytes(gz(manpage()))
     doc = stage / "usr/share/doc/streamscope"
     doc.mkdir(parents=True)
+    # A native package (no Debian revision): its Debian changelog is changelog.gz.
+    (doc / "changelog.gz").write_bytes(gz((LINUX / "changelog").read_bytes()))
     notices = (bundle / "_internal/THIRD_PARTY_NOTICES.txt").read_text(encoding="utf-8")
     (doc / "copyright").write_text(
         "StreamScope\n\n"
@@ -238,6 +250,20 @@ def stage_deb(bundle: Path, stage: Path) -> None:
         p.chmod(0o755 if executable else 0o644)
 
 
+def gz(data: bytes) -> bytes:
+    """gzip -9n: no name, no time stamp (reproducible; what lintian expects)."""
+    return gzip.compress(data, compresslevel=9, mtime=0)
+
+
+def manpage() -> bytes:
+    """streamscope(1) from the CLI's argparse definition (packaging/manpage.py, run by the
+    venv's Python: the parser loads the dialect registry)."""
+    python = PY if PY.exists() else Path(sys.executable)
+    return subprocess.run(
+        [str(python), str(HERE / "manpage.py")], check=True, capture_output=True
+    ).stdout
+
+
 def build_deb(bundle: Path, compression: str) -> Path:
     for tool in ("dpkg-deb", "dpkg-query", "objdump"):
         if not shutil.which(tool):
@@ -249,7 +275,14 @@ def build_deb(bundle: Path, compression: str) -> Path:
     stage = WORK / "deb" / f"streamscope_{deb_version}_{arch}"
     stage_deb(bundle, stage)
     if shutil.which("desktop-file-validate"):
-        run("desktop-file-validate", stage / "usr/share/applications/streamscope.desktop")
+        run("desktop-file-validate", stage / f"usr/share/applications/{APP_ID}.desktop")
+    if shutil.which("appstreamcli"):
+        run(
+            "appstreamcli",
+            "validate",
+            "--no-net",
+            stage / f"usr/share/metainfo/{APP_ID}.metainfo.xml",
+        )
     control = (HERE / "linux/control.in").read_text(encoding="utf-8")
     installed_kib = du_kib(stage)
     fields = {

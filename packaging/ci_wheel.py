@@ -38,7 +38,7 @@ WHEEL_MUST_HOLD = (
     "streamscope/cli.py",
     "streamscope/selftest.py",
     "streamscope/resources/icons/streamscope.svg",
-    "streamscope/resources/streamscope.desktop",
+    "streamscope/resources/io.github.streamscope.StreamScope.desktop",
 )
 SDIST_MUST_HOLD = (
     "pyproject.toml",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
-from streamscope import __version__
+from streamscope import APP_ID, __version__
 
 if TYPE_CHECKING:
     from streamscope.core.capture.files import CaptureStore
@@ -27,7 +27,7 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     app.setApplicationName("StreamScope")
     app.setOrganizationName("StreamScope")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("streamscope")
+    app.setDesktopFileName(APP_ID)  # the Wayland app id = the .desktop file's name
     app.setQuitOnLastWindowClosed(False)  # we end the loop ourselves, after a clean shutdown
 
     from streamscope.ui.single_instance import SingleInstance
