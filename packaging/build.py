@@ -235,19 +235,63 @@ def stage_deb(bundle: Path, stage: Path) -> None:
     doc.mkdir(parents=True)
     # A native package (no Debian revision): its Debian changelog is changelog.gz.
     (doc / "changelog.gz").write_bytes(gz((LINUX / "changelog").read_bytes()))
-    notices = (bundle / "_internal/THIRD_PARTY_NOTICES.txt").read_text(encoding="utf-8")
-    (doc / "copyright").write_text(
-        "StreamScope\n\n"
-        + (ROOT / "LICENSE").read_text(encoding="utf-8").strip()
-        + "\n\n\n"
-        + notices,
-        encoding="utf-8",
-    )
+    if not (bundle / "_internal/THIRD_PARTY_NOTICES.txt").is_file():
+        raise SystemExit("the bundle has no _internal/THIRD_PARTY_NOTICES.txt")
+    (doc / "copyright").write_text(COPYRIGHT.format(license=read_license()), encoding="utf-8")
+    overrides = stage / "usr/share/lintian/overrides"
+    overrides.mkdir(parents=True)
+    shutil.copy2(LINUX / "lintian-overrides", overrides / "streamscope")
+    drop_foreign_runpaths(opt)
     for p in [stage, *stage.rglob("*")]:
         if p.is_symlink():
             continue
-        executable = p.is_dir() or (p.stat().st_mode & 0o111)
+        executable = p.is_dir() or (p.stat().st_mode & 0o111 and not SHARED_LIBRARY.search(p.name))
         p.chmod(0o755 if executable else 0o644)
+
+
+SHARED_LIBRARY = re.compile(r"\.so(\.[\d.]+)?$")  # libfoo.so, libfoo.so.6, x.abi3.so.6.11
+
+COPYRIGHT = f"""StreamScope
+
+{{license}}
+
+
+The third-party components bundled in {PREFIX} (Python, Qt/PySide6 and the Python
+packages StreamScope uses) are listed with their licences, and the licence texts they
+require are reproduced, in {PREFIX}/_internal/THIRD_PARTY_NOTICES.txt. On Debian systems
+the GNU LGPL 3, GNU GPL 3 and Apache 2.0 licences are also in /usr/share/common-licenses/.
+"""
+
+
+def read_license() -> str:
+    return (ROOT / "LICENSE").read_text(encoding="utf-8").strip()
+
+
+def drop_foreign_runpaths(root: Path) -> None:
+    """Remove RUNPATHs naming folders outside the package (the build machine's Python, e.g.
+    /root/.pyenv/.../lib): the bundle's loader finds its libraries itself, and a path into
+    someone's home is where a planted library would be picked up. Needs patchelf."""
+    if not shutil.which("patchelf"):
+        say("patchelf is missing: RUNPATHs left as they are (apt-get install patchelf)")
+        return
+    cleared = 0
+    for elf in elf_files(root):
+        result = subprocess.run(["patchelf", "--print-rpath", str(elf)], capture_output=True)
+        paths = result.stdout.decode().strip().split(":") if result.returncode == 0 else []
+        if any(p and not p.startswith("$ORIGIN") for p in paths):
+            subprocess.run(["patchelf", "--remove-rpath", str(elf)], check=True)
+            cleared += 1
+    say(f"RUNPATH removed from {cleared} files")
+
+
+def write_md5sums(stage: Path) -> None:
+    """DEBIAN/md5sums: what `dpkg --verify` (debsums) checks installed files against."""
+    lines = []
+    for p in sorted(stage.rglob("*")):
+        if p.is_file() and not p.is_symlink() and p.relative_to(stage).parts[0] != "DEBIAN":
+            digest = hashlib.md5(p.read_bytes()).hexdigest()
+            lines.append(f"{digest}  {p.relative_to(stage).as_posix()}\n")
+    (stage / "DEBIAN/md5sums").write_text("".join(lines), encoding="utf-8")
 
 
 def gz(data: bytes) -> bytes:
@@ -299,6 +343,8 @@ def build_deb(bundle: Path, compression: str) -> Path:
     for script in ("postinst", "postrm"):
         shutil.copy2(HERE / "linux" / script, debian / script)
         (debian / script).chmod(0o755)
+    write_md5sums(stage)
+    (debian / "md5sums").chmod(0o644)
     DIST.mkdir(exist_ok=True)
     for old in DIST.glob("streamscope_*.deb"):
         old.unlink()
