@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QCoreApplication, QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from streamscope import APP_ID
@@ -43,7 +43,7 @@ def _mime(*paths: str | Path, remote: str | None = None) -> QMimeData:
     return mime
 
 
-def _drag_and_drop(window: MainWindow, mime: QMimeData) -> tuple[bool, bool]:
+def _drag_and_drop(window: QWidget, mime: QMimeData) -> tuple[bool, bool]:
     """Send a drag-enter then a drop; returns whether each was accepted."""
     enter = QDragEnterEvent(
         QPoint(20, 20),
@@ -95,6 +95,25 @@ def test_dropping_a_capture_on_the_window_opens_it(
     assert opened == []
     assert _drag_and_drop(window, _mime(tmp_path / "notes.txt", capture)) == (True, True)
     assert opened == [(capture, None)]
+
+
+def test_a_capture_dropped_on_the_composer_opens_and_text_still_drops_there(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = MainWindow()
+    qtbot.addWidget(window)
+    opened: list[Path] = []
+    monkeypatch.setattr(window, "open_capture", lambda p, speed=None: opened.append(p))
+    capture = tmp_path / "turn.sscap"
+    write_capture(capture, _capture())
+    viewport = window.composer.editor.viewport()
+    assert _drag_and_drop(viewport, _mime(capture)) == (True, True)
+    assert opened == [capture]
+    assert window.composer.editor.toPlainText() == ""  # not pasted as the path's text
+    text = QMimeData()
+    text.setText("hello")
+    _drag_and_drop(viewport, text)
+    assert opened == [capture]  # a text drag is the editor's own business
 
 
 def test_a_window_still_starting_refuses_drops(qtbot: QtBot, tmp_path: Path) -> None:

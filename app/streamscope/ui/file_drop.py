@@ -4,8 +4,9 @@ chosen with File > Open capture (or given on the command line).
 An event filter on the main window, so main_window.py only installs it. A drag is accepted
 only when it carries at least one local file with a suffix in :data:`OPENABLE_SUFFIXES` and
 the window is built; of several such files the first one opens (the window replays one
-capture at a time). Text dragged into the composer is not affected: the composer takes its
-own drops before they reach the window.
+capture at a time). The filter also watches the window's children through the application
+(a text field such as the composer would otherwise take a dropped capture as its path's
+text); other drags (text, other files) reach them as before.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QMimeData, QObject
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 OPENABLE_SUFFIXES: tuple[str, ...] = (".sscap", ".zip")
 """What a drop opens: captures and repro bundles (the same suffixes the command line takes)."""
@@ -46,13 +47,25 @@ class FileDropFilter(QObject):
         ready: Callable[[], bool] = lambda: True,
     ) -> None:
         super().__init__(widget)
+        self._widget = widget
         self._open_file = open_file
         self._ready = ready
         widget.setAcceptDrops(True)
         widget.installEventFilter(self)
+        app = QApplication.instance()
+        if app is not None:  # drags over child widgets (removed when this filter is deleted)
+            app.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
+        if kind not in (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop):
+            return False
+        if watched is not self._widget:
+            # a child of our window (the composer's text field...): only drags we open
+            assert isinstance(event, QDropEvent)  # (QDragEnterEvent/QDragMoveEvent derive from it)
+            inside = isinstance(watched, QWidget) and watched.window() is self._widget
+            if not (inside and self._ready() and openable_paths(event.mimeData())):
+                return False
         if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove):
             assert isinstance(event, QDragEnterEvent | QDragMoveEvent)
             if self._ready() and openable_paths(event.mimeData()):
