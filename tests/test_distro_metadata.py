@@ -207,6 +207,9 @@ def test_ci_deb_stage_validates_metainfo_and_runs_lintian() -> None:
         "shared-library-lacks-prerequisites",
         "hardening-no-pie",
     ]
+    workflow = (ROOT / ".github/workflows/release.yml").read_text(encoding="utf-8")
+    assert "lintian --fail-on error --tag-display-limit 0 dist/streamscope_*.deb" in workflow
+    assert "appstream lintian patchelf" in workflow  # (the release .deb is xz: no suppression)
     readme = (ROOT / "packaging/README.md").read_text(encoding="utf-8")
     for tag in [*tags, "malformed-deb-archive"]:  # each one kept is justified in the README
         assert f"`{tag}`" in readme, tag

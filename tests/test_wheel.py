@@ -73,6 +73,9 @@ def test_ci_runs_the_wheel_stage_after_the_tests() -> None:
     test_line = next(i for i, line in enumerate(ci) if line.startswith("python3 dev.py test"))
     assert test_line < ci.index("python3 packaging/ci_wheel.py")
     assert ci_wheel.build_requirements() == ["hatchling==1.27.0"]
+    workflow = (ROOT / ".github/workflows/release.yml").read_text(encoding="utf-8")
+    assert "run: python packaging/ci_wheel.py" in workflow  # the release's wheel job
+    assert "needs: [linux-deb, windows, macos, wheel]" in workflow
 
 
 @pytest.mark.slow
