@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QWidget
 from streamscope import __version__
 from streamscope.core import paths
 from streamscope.ui import window_state
+from streamscope.ui.file_drop import install_file_drop
 from streamscope.ui.resources import app_icon
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class MainWindow(QMainWindow):
         self.built = False
         self.setWindowTitle("StreamScope")
         self.setWindowIcon(app_icon())
+        self._file_drop = install_file_drop(self)  # dropped captures/bundles open
         self.setDockOptions(
             QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
         )
