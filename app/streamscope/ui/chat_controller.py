@@ -473,6 +473,8 @@ class ChatController(QObject):
         card = self._card  # the Verdict tab's short line, once every frame is checked:
 
         def show_verdict(verdict: str) -> None:  # "2 spec errors · buffered by a proxy"
+            if turn.status is None or turn.status >= 400:
+                return  # (no stream was checked: the outcome already says what went wrong)
             if verdict and card is not None:
                 card.show_verdict(verdict)
             if verdict and self.status.outcome is turn.outcome:

@@ -339,8 +339,9 @@ class MainWindow(QMainWindow):
         self.tapped_dock = self._dock(
             "Tapped", self.tap_panel, self.dockWidgetArea(self.conversations_dock)
         )
-        self.tabifyDockWidget(self.conversations_dock, self.tapped_dock)
-        self.conversations_dock.raise_()
+        # Hidden until a tap is opened, then a tab beside Conversations (a tab group from the
+        # start would be sized by Qt as one, squeezing Conversations to its minimum width).
+        self.tapped_dock.hide()
         self.controller.busyChanged.connect(self._on_controller_busy_for_tap)
         self._tap_dialog: QDialog | None = None
 
@@ -355,6 +356,8 @@ class MainWindow(QMainWindow):
             )
         self._tap_dialog.show()
         self._tap_dialog.raise_()
+        if self.tapped_dock.isHidden() and not self.tabifiedDockWidgets(self.tapped_dock):
+            self.tabifyDockWidget(self.conversations_dock, self.tapped_dock)
         self.tapped_dock.show()
         self.tapped_dock.raise_()
 
