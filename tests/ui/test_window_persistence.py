@@ -252,7 +252,8 @@ def test_killing_the_app_mid_stream_loses_at_most_a_second(tmp_path: Path, scena
         for line in lines:
             stamp, text = line.decode().split("\t", 1)
             received.append((float(stamp), eval(text)))  # repr of a str, from our own child
-        quiet = bool(received) and time.time() - received[-1][0] > 1.5
+        # (the burst is several deltas: a busy machine may space its first two apart)
+        quiet = len(received) >= 2 and time.time() - received[-1][0] > 1.5
         if (scenario == "demo-slow" and len(received) >= 10) or (
             scenario == "demo-stall" and quiet
         ):
