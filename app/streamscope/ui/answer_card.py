@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QMouseEvent, QPalette, QTextCursor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
@@ -39,6 +39,7 @@ from streamscope.ui.message_card import (
 )
 from streamscope.ui.paint_clock import PaintClock, default_clock
 from streamscope.ui.text_pane import PlainAppender, TextPane
+from streamscope.ui.theme import set_text_colour
 from streamscope.ui.warnings_box import WarningsBox
 
 __all__ = ["REASON_CHARS", "AssistantCard"]
@@ -111,11 +112,13 @@ class AssistantCard(CardFrame):
         self.prev_alt = QToolButton(self)
         self.prev_alt.setText("◀")
         self.prev_alt.setToolTip("The previous answer to this message (Regenerate keeps each)")
+        self.prev_alt.setAccessibleName("Previous answer")
         self.alt_label = QLabel(self)
         self.alt_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.next_alt = QToolButton(self)
         self.next_alt.setText("▶")
         self.next_alt.setToolTip("The next answer to this message")
+        self.next_alt.setAccessibleName("Next answer")
         for pager in (self.prev_alt, self.alt_label, self.next_alt):
             self.header.addWidget(pager)
             pager.hide()
@@ -152,8 +155,7 @@ class AssistantCard(CardFrame):
         self.send_button.clicked.connect(self._on_send_button_clicked)
         self.unanswered_label = QLabel(self._tools)  # see show_unanswered
         self.unanswered_label.setWordWrap(True)
-        amber = outcome_colour(Outcome.TRUNCATED, self.palette()).name()
-        self.unanswered_label.setStyleSheet(f"color: {amber}")
+        set_text_colour(self.unanswered_label, "warning")
         self.unanswered_label.hide()
         row = QHBoxLayout()
         row.addWidget(self.unanswered_label, 1)
@@ -163,8 +165,7 @@ class AssistantCard(CardFrame):
 
         self.silence_label = QLabel(self)
         self.silence_label.setWordWrap(True)
-        amber = outcome_colour(Outcome.TRUNCATED, self.palette()).name()
-        self.silence_label.setStyleSheet(f"color: {amber};")
+        set_text_colour(self.silence_label, "warning")
         self.silence_label.hide()
         self.partial_label = QLabel(self)
         self.partial_label.setWordWrap(True)
@@ -322,6 +323,11 @@ class AssistantCard(CardFrame):
         self._jobs.append(self._render_job(final=True))
         # (what the tail has not shown yet is shown by the final rendering)
         self.clock.wake(self._layout, widget=self)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self.turn is not None:
+            self._show_outcome(self.turn)  # (the theme changed: the outcome in its colours)
 
     def note_redacted(self) -> None:
         """Say that what was saved of this turn differs from what is shown: a secret in it

@@ -30,12 +30,14 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.net.endpoints import LINE_CAP_RANGE, Endpoint, is_secret_header
 from streamscope.core.net.secrets import SecretStore, header_account
+from streamscope.ui.theme import set_text_colour
 
 __all__ = ["BAD", "NOTE", "OK", "NetworkTab", "RequestTab", "page_form"]
 
-OK = "color: #1b7f3b;"
-BAD = "color: #c62828;"
-NOTE = "color: #707070;"
+OK = "ok_window"
+BAD = "error_window"
+NOTE = "cancelled_window"
+"""Colour names (streamscope.ui.theme.TEXT) of a good / bad / quiet note on a dialog."""
 
 
 def page_form(page: QWidget) -> QFormLayout:
@@ -126,11 +128,11 @@ class RequestTab(QWidget):
         problem = self.extra_body_problem()
         if problem is not None:
             self.extra_body_status.setText(f"✗ {problem}")
-            self.extra_body_status.setStyleSheet(BAD)
+            set_text_colour(self.extra_body_status, BAD)
         else:
             text = self.extra_body_edit.toPlainText().strip()
             self.extra_body_status.setText("✓ valid JSON object" if text else "")
-            self.extra_body_status.setStyleSheet(OK)
+            set_text_colour(self.extra_body_status, OK)
 
     def edited(self, ep: Endpoint) -> Endpoint:
         """``ep`` with this tab's fields (its own extra body while the typed one is invalid)."""
@@ -187,7 +189,7 @@ class NetworkTab(QWidget):
             "Secret headers (Authorization, x-api-key …) are kept with the key, not in a file."
         )
         note.setWordWrap(True)
-        note.setStyleSheet(NOTE)
+        set_text_colour(note, NOTE)
         headers_box.addWidget(note)
 
         def seconds(maximum: float) -> QDoubleSpinBox:
@@ -211,7 +213,7 @@ class NetworkTab(QWidget):
         )
         self.tls_check = QCheckBox("Verify TLS certificates")
         self.tls_inline_warning = QLabel("TLS verification is OFF")
-        self.tls_inline_warning.setStyleSheet(f"{BAD} font-weight: bold;")
+        set_text_colour(self.tls_inline_warning, BAD, "font-weight: bold;")
         tls_row = QHBoxLayout()
         tls_row.addWidget(self.tls_check)
         tls_row.addWidget(self.tls_inline_warning)

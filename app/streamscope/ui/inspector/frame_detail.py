@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from streamscope.core.wire.events import StreamEvent
+from streamscope.ui.theme import colour, text_fill
 
 __all__ = [
     "ARROWS",
@@ -166,8 +167,6 @@ class FrameDetail(QWidget):
         layout.addWidget(self.events_label)
         layout.addWidget(self.events_view)
         self._mark_format = QTextCharFormat()
-        self._mark_format.setForeground(QColor(230, 80, 0))
-        self._mark_format.setBackground(QColor(255, 170, 0, 70))
         self._mark_format.setFontWeight(700)
 
     def clear(self) -> None:
@@ -212,6 +211,8 @@ class FrameDetail(QWidget):
     def _fill(self, view: QPlainTextEdit, rendered: RenderedBytes) -> None:
         view.setPlainText(rendered.text)
         selections = []
+        self._mark_format.setForeground(colour("mark", self.palette()))
+        self._mark_format.setBackground(text_fill("mark", self.palette()) or QColor())
         for index in rendered.marks:
             # QTextCursor positions count UTF-16 units (an emoji is two).
             pos = len(rendered.text[:index].encode("utf-16-le")) // 2

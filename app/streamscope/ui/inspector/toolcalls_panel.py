@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.turn.model import ToolCallState, Turn, apply_tool_calls
 from streamscope.core.wire.summary import quote
+from streamscope.ui.theme import set_text_colour
 
 __all__ = ["ToolCallsPanel"]
 
@@ -71,7 +72,7 @@ class ToolCallsPanel(QWidget):
             view.setPlaceholderText(placeholder)
         self.warnings = QLabel(self)
         self.warnings.setWordWrap(True)
-        self.warnings.setStyleSheet("QLabel { color: rgb(205, 110, 0); }")
+        set_text_colour(self.warnings, "warning_window")
         self.warnings.hide()
 
         panes = QSplitter(Qt.Orientation.Horizontal, self)
