@@ -204,7 +204,7 @@ def test_a_length_stop_is_amber_not_green(window: MainWindow, aloop: qasync.QEve
     submit(window, "demo")
     turn = answered(window, aloop)
     assert turn.finish_reason == "stop"
-    assert status.glyph.text() == "✓" and "#1a7f37" in status.glyph.styleSheet()
+    assert status.glyph.text() == "✓" and "#116329" in status.glyph.styleSheet()
     assert status.text().startswith("Completed · stop · ")
     card = window.controller.answer_cards[-1]
     assert "✓ completed" in card.footer.text() and card._accent is None

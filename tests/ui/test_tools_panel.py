@@ -119,7 +119,7 @@ def test_insert_examples_enables_and_validates(qtbot: QtBot) -> None:
     assert panel.is_enabled()
     assert [t.name for t in panel.tools()] == ["get_weather", "get_time"]
     assert panel.status.text() == "✓ 2 tools: get_weather, get_time"
-    assert "1a7f37" in panel.status.styleSheet()  # green
+    assert "116329" in panel.status.styleSheet()  # green
 
 
 def test_invalid_json_shows_line_and_column_in_red(qtbot: QtBot) -> None:

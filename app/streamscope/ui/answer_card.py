@@ -127,6 +127,7 @@ class AssistantCard(CardFrame):
 
         self.reasoning_toggle = QToolButton(self)
         self.reasoning_toggle.setCheckable(True)
+        self.reasoning_toggle.setAccessibleName("Reasoning")
         self.reasoning_toggle.setAutoRaise(True)
         self.reasoning_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.reasoning_toggle.toggled.connect(self._on_reasoning_toggle_toggled)
@@ -326,7 +327,8 @@ class AssistantCard(CardFrame):
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and self.turn is not None:
+        palette_changed = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+        if event.type() in palette_changed and self.turn is not None:
             self._show_outcome(self.turn)  # (the theme changed: the outcome in its colours)
 
     def note_redacted(self) -> None:
@@ -464,6 +466,7 @@ class AssistantCard(CardFrame):
         arrow = "▾" if self.reasoning_toggle.isChecked() else "▸"
         channel = "+".join(self._channels) or "reasoning"
         self.reasoning_toggle.setText(f"{arrow} reasoning ({channel})")
+        self.reasoning_toggle.setAccessibleName(f"Reasoning ({channel})")  # (not the arrow)
 
     def _on_reasoning_toggle_toggled(self, checked: bool) -> None:
         self.reasoning_pane.setVisible(checked)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -122,9 +122,9 @@ class Swatch:
 TEXT: dict[str, Swatch] = {
     # outcomes (chat footers, inspector header, tap list, status bar glyph)
     "ok": Swatch("#1a7f37", "#3fb950"),
-    "ok_window": Swatch("#1a7f37", "#3fb950", _R.Window),
+    "ok_window": Swatch("#116329", "#3fb950", _R.Window),
     "warning": Swatch("#9a6700", "#d29922"),
-    "warning_window": Swatch("#9a6700", "#d29922", _R.Window),
+    "warning_window": Swatch("#7d4e00", "#d29922", _R.Window),
     "cancelled": Swatch("#59636e", "#9198a1"),
     "cancelled_window": Swatch("#59636e", "#9198a1", _R.Window),
     "error": Swatch("#cf222e", "#f85149"),
@@ -336,6 +336,8 @@ class ThemeManager(QObject):
 
     def _changed(self, dark: bool) -> None:
         self.dark = dark
+        # (Qt posts the change to the widgets: deliver it now, so the switch is whole)
+        QApplication.sendPostedEvents(None, QEvent.Type.ApplicationPaletteChange)
         refresh_text_colours()
         self.themeChanged.emit(dark)
 
