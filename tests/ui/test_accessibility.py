@@ -51,7 +51,7 @@ def _qt_own(button: QAbstractButton) -> bool:
 def test_every_glyph_button_has_an_accessible_name(
     window: MainWindow, aloop: qasync.QEventLoop
 ) -> None:
-    window.power_tools  # (the Stream menu and the find bar, built after the first paint)
+    assert window.power_tools is not None  # (the Stream menu and find bar, built lazily)
     _answer(window, aloop, "demo-tools")  # cards with their pagers and tool boxes
     buttons = window.findChildren(QAbstractButton)
     glyph_only = [b for b in buttons if not LETTER.search(b.text()) and not _qt_own(b)]
