@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/tools/screenshots.py [--out DIR] [--scenario demo-tools ...]
     .venv/bin/python tests/tools/screenshots.py --scenario tap   # Tap another app
+    .venv/bin/python tests/tools/screenshots.py --theme dark     # in the dark theme
 
 Starts Xvfb when there is no display (apt-get install xvfb imagemagick fonts-noto-cjk
 fonts-noto-color-emoji), opens StreamScope on a throw-away profile, sends one message per
@@ -40,6 +41,9 @@ loop = qasync.QEventLoop(app)
 asyncio.set_event_loop(loop)
 store, captures = open_profile()
 window = MainWindow(demo_speed=3.0, store=store, captures=captures)
+import os
+if os.environ.get("SHOTS_THEME"):
+    window.theme.set_mode(os.environ["SHOTS_THEME"])  # (remembered for the restart too)
 window.setGeometry(0, 0, 1440, 900)
 window.show()
 
@@ -158,6 +162,9 @@ def main() -> int:
     parser.add_argument(
         "--display", default=None, help="the Xvfb display to start (default: a free one)"
     )
+    parser.add_argument(
+        "--theme", choices=("system", "light", "dark"), default=None, help="View > Theme"
+    )
     args = parser.parse_args()
     scenarios = args.scenarios or ["demo-tools", "demo", "demo-cut", "demo-error-429"]
     out = Path(args.out).resolve()
@@ -185,6 +192,8 @@ def main() -> int:
             assert xvfb.stdout is not None
             env["DISPLAY"] = f":{xvfb.stdout.readline().strip()}"
     env.pop("QT_QPA_PLATFORM", None)
+    if args.theme:
+        env["SHOTS_THEME"] = args.theme
     try:
         subprocess.run(
             [sys.executable, "-c", DRIVER, str(out), *scenarios], env=env, check=True, timeout=300
