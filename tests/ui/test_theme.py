@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 import qasync
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextFormat
 from PySide6.QtWidgets import QApplication, QStyleFactory
 from pytestqt.qtbot import QtBot
 
 from streamscope.core import paths
 from streamscope.ui import theme
-from streamscope.ui.code_highlight import is_dark
+from streamscope.ui.answer_card import AssistantCard
+from streamscope.ui.code_highlight import CodeStyle, is_dark
 from streamscope.ui.main_window import MainWindow
 from streamscope.ui.theme import FILLS, MARKS, PALETTES, TEXT, ThemeManager, contrast, over
 
@@ -141,6 +142,24 @@ def _answer(window: MainWindow, aloop: qasync.QEventLoop) -> None:
     aloop.run_until_complete(wait())
 
 
+def _rendered(card: AssistantCard, aloop: qasync.QEventLoop) -> None:
+    async def wait() -> None:
+        for _ in range(500):
+            if not card.is_rendering():
+                return
+            await asyncio.sleep(0.01)
+
+    aloop.run_until_complete(wait())
+    assert not card.is_rendering()
+
+
+def _code_backgrounds(card: AssistantCard) -> list[str]:
+    frames = card.rendered_pane().document().rootFrame().childFrames()
+    brush = QTextFormat.Property.BackgroundBrush  # (code blocks; a table has none)
+    return [f.frameFormat().background().color().name() for f in frames
+            if f.frameFormat().hasProperty(brush)]  # fmt: skip
+
+
 def _theme_actions(window: MainWindow) -> dict[str, object]:
     from PySide6.QtGui import QAction
 
@@ -158,6 +177,10 @@ def test_switching_theme_at_runtime_recolours_the_outcome(
     assert not is_dark(QApplication.palette())  # (offscreen: the OS scheme is not dark)
     _answer(window, aloop)
     card = window.controller.answer_cards[-1]
+    _rendered(card, aloop)
+    text = card.rendered_pane().toPlainText()
+    assert "def greet" in text
+    assert _code_backgrounds(card) == ["#f6f8fa"]
     light_ok, dark_ok = TEXT["ok"].light, TEXT["ok"].dark
     assert card.footer.text().startswith(f"<span style='color:{light_ok}; font-weight:600'>")
     assert TEXT["ok_window"].light in window.status.glyph.styleSheet()
@@ -171,6 +194,10 @@ def test_switching_theme_at_runtime_recolours_the_outcome(
     assert palette.color(R.Text).name() == PALETTES[True][R.Text]
     assert card.footer.text().startswith(f"<span style='color:{dark_ok}; font-weight:600'>")
     assert TEXT["ok_window"].dark in window.status.glyph.styleSheet()
+    # the answer's Markdown is rendered again: its code block in the dark code style
+    _rendered(card, aloop)
+    assert card.rendered_pane().toPlainText() == text
+    assert _code_backgrounds(card) == [CodeStyle(dark=True).background.name()]
     settings = QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
     assert settings.value("appearance/theme") == "dark"
     assert ThemeManager().mode == "dark"  # remembered for the next start

@@ -27,7 +27,7 @@ from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_to
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import Message, ToolCall, match_results
 from streamscope.ui import pacing
-from streamscope.ui.code_highlight import warm_up_highlighting
+from streamscope.ui.code_highlight import is_dark, warm_up_highlighting
 from streamscope.ui.markdown import MarkdownWriter, split_markdown
 from streamscope.ui.message_card import (
     CardFrame,
@@ -330,6 +330,19 @@ class AssistantCard(CardFrame):
         palette_changed = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
         if event.type() in palette_changed and self.turn is not None:
             self._show_outcome(self.turn)  # (the theme changed: the outcome in its colours)
+            if not self._jobs and is_dark(self.palette()) != self._writer.dark:
+                self._render_again()
+
+    def _render_again(self) -> None:
+        """Render the finished answer's Markdown again (links and code in the new theme's
+        colours), in slices on the paint clock as the first time."""
+        self._writer = MarkdownWriter(self.palette())
+        self._rendered.codes = self._writer.codes
+        self._rendered.document().clear()
+        self._cursor = QTextCursor(self._rendered.document())
+        self._rendered_upto = 0
+        self._jobs.append(self._render_job(final=True))
+        self.clock.wake(self._layout, widget=self)
 
     def note_redacted(self) -> None:
         """Say that what was saved of this turn differs from what is shown: a secret in it
