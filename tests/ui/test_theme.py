@@ -93,6 +93,22 @@ def test_fills_keep_the_palette_text_readable_and_marks_stand_out() -> None:
             assert ratio >= 3.0, (name, dark, ratio)
 
 
+def test_code_blocks_read_in_both_themes() -> None:
+    """The code style's colours (Pygments' tokens, the language label, the Copy link)."""
+    for dark in (False, True):
+        style = CodeStyle(dark)
+        background = style.background
+        colours = {"foreground": style.foreground, "muted": style.muted, "link": style.link}
+        colours |= {
+            str(token): QColor(f"#{info['color']}")
+            for token, info in style._style
+            if info.get("color") and "Whitespace" not in str(token)  # (not text)
+        }
+        low = {n: round(contrast(c, background), 2) for n, c in colours.items()
+               if contrast(c, background) < 4.5}  # fmt: skip
+        assert low == {}, dark
+
+
 def test_no_colour_is_hard_coded_outside_the_theme_module() -> None:
     pattern = re.compile(
         r"#[0-9a-fA-F]{6}\b|QColor\(\s*\d|rgba?\(\s*\d|Qt\.GlobalColor\.(?!transparent)"
