@@ -264,3 +264,25 @@ def test_text_zoom_scales_chat_and_inspector_and_is_remembered(
     assert window.theme.zoom == 90
     assert window.inspector.font().pointSizeF() == pytest.approx(inspector0 * 0.9)
     window.theme.set_zoom(100)
+
+
+def test_the_saved_theme_is_applied_before_the_window_is_built(qapp: QApplication) -> None:
+    """What app.run_app does before the first paint."""
+    settings = QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
+    settings.setValue("appearance/theme", "sepia")  # (not a theme: the default)
+    settings.sync()
+    assert theme.saved_mode() == "system"
+    settings.setValue("appearance/theme", "dark")
+    settings.sync()
+    try:
+        assert theme.apply_theme(theme.saved_mode(), system_dark=None) is True
+        assert QApplication.palette().color(R.Window).name() == PALETTES[True][R.Window]
+        # System with a scheme the platform does not report: its own palette, as it is
+        assert theme.apply_theme("system", system_dark=None) is False
+        assert QApplication.palette().color(R.Window).name() != PALETTES[True][R.Window]
+        # …and with a light scheme the platform palette (light here) is kept too
+        native = QApplication.palette().color(R.Window).name()
+        assert theme.apply_theme("system", system_dark=False) is False
+        assert QApplication.palette().color(R.Window).name() == native
+    finally:
+        theme.apply_theme("system", system_dark=None)

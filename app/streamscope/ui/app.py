@@ -38,7 +38,9 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
         return 0
 
     from streamscope.ui.main_window import MainWindow
+    from streamscope.ui.theme import apply_theme, saved_mode, system_scheme_dark
 
+    apply_theme(saved_mode(), system_dark=system_scheme_dark())  # (the first paint too)
     window = MainWindow(deferred=True)
     window.show()
     paint_now(window)

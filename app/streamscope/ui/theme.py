@@ -38,10 +38,13 @@ __all__ = [
     "TEXT",
     "Swatch",
     "ThemeManager",
+    "apply_theme",
     "colour",
     "contrast",
     "rgba",
+    "saved_mode",
     "set_text_colour",
+    "system_scheme_dark",
     "text_fill",
 ]
 
@@ -267,6 +270,37 @@ def _settings() -> QSettings:
     return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
 
 
+def saved_mode() -> str:
+    """The theme chosen in View → Theme (``system`` until one is)."""
+    mode = str(_settings().value("appearance/theme", "system"))
+    return mode if mode in MODES else "system"
+
+
+def system_scheme_dark() -> bool | None:
+    """Whether the OS colour scheme is dark (``None``: the platform does not say)."""
+    scheme = QGuiApplication.styleHints().colorScheme()
+    return None if scheme == Qt.ColorScheme.Unknown else scheme == Qt.ColorScheme.Dark
+
+
+def apply_theme(mode: str, *, system_dark: bool | None = None) -> bool:
+    """Give the application the palette of ``mode``; whether it is dark. ``system`` keeps
+    the platform's own palette when it matches the OS scheme (``system_dark``; ``None``: not
+    known, the platform's palette as it is), else uses the table's."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        return mode == "dark" or (mode == "system" and bool(system_dark))
+    if mode == "system":
+        app.setPalette(QPalette())  # the platform's own palette, when it fits the scheme
+        native_dark = is_dark(app.palette())
+        if system_dark is None or native_dark == system_dark:
+            return native_dark
+    dark = mode == "dark" or (mode == "system" and bool(system_dark))
+    palette = build_palette(dark)
+    if app.palette() != palette:
+        app.setPalette(palette)
+    return dark
+
+
 ZOOM_STEPS = (70, 80, 90, 100, 110, 125, 150, 175, 200)
 """Text zoom of the chat and the inspector, in percent."""
 
@@ -282,8 +316,7 @@ class ThemeManager(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         settings = _settings()
-        mode = str(settings.value("appearance/theme", "system"))
-        self._mode = mode if mode in MODES else "system"
+        self._mode = saved_mode()
         try:
             zoom = int(str(settings.value("appearance/zoom", 100)))
         except ValueError:
@@ -313,8 +346,9 @@ class ThemeManager(QObject):
             action.setChecked(True)
         self.apply()
 
-    def system_is_dark(self) -> bool:
-        return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+    def system_is_dark(self) -> bool | None:
+        """Whether the OS scheme is dark (``None``: not known)."""
+        return system_scheme_dark()
 
     def _on_color_scheme_changed(self, _scheme: Qt.ColorScheme) -> None:
         if self._mode == "system":
@@ -322,17 +356,7 @@ class ThemeManager(QObject):
 
     def apply(self) -> None:
         """Set the application palette for the current mode (and the OS's scheme)."""
-        app = QApplication.instance()
-        if not isinstance(app, QApplication):
-            return
-        dark = self._mode == "dark" or (self._mode == "system" and self.system_is_dark())
-        if self._mode == "system":
-            app.setPalette(QPalette())  # the platform's own palette, when it fits the scheme
-            if is_dark(app.palette()) == dark:
-                self._changed(dark)
-                return
-        app.setPalette(build_palette(dark))
-        self._changed(dark)
+        self._changed(apply_theme(self._mode, system_dark=self.system_is_dark()))
 
     def _changed(self, dark: bool) -> None:
         self.dark = dark
