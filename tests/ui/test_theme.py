@@ -248,12 +248,23 @@ def test_text_zoom_scales_chat_and_inspector_and_is_remembered(
     chat0 = window.chat.font().pointSizeF()
     inspector0 = window.inspector.font().pointSizeF()
     composer0 = window.composer.font().pointSizeF()
+    inspector = window.inspector
+    mono_views = [  # fixed-pitch text: zoomed too
+        inspector.frames_panel.detail.text_view,
+        inspector.request_panel.request_view,
+        inspector.toolcalls_panel.arguments_view,
+    ]
+    mono0 = [view.font().pointSizeF() for view in mono_views]
+    assert all(view.font().fixedPitch() for view in mono_views)
     window.activateWindow()
     qtbot.keyClick(window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
     assert window.theme.zoom == 110
     assert window.chat.font().pointSizeF() == pytest.approx(chat0 * 1.1)
     assert window.inspector.font().pointSizeF() == pytest.approx(inspector0 * 1.1)
     assert window.composer.font().pointSizeF() == pytest.approx(composer0)  # not zoomed
+    assert [view.font().pointSizeF() for view in mono_views] == pytest.approx(
+        [size * 1.1 for size in mono0]
+    )
     qtbot.keyClick(window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
     assert window.theme.zoom == 125
     assert ThemeManager().zoom == 125  # remembered

@@ -21,10 +21,9 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.turn.model import ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.code_highlight import monospace_family
 from streamscope.ui.markdown import MarkdownWriter
 from streamscope.ui.text_pane import TextPane
-from streamscope.ui.theme import colour
+from streamscope.ui.theme import colour, monospace_font
 
 _BADGES: dict[Outcome, tuple[str, str]] = {
     # outcome: (badge, its colour's name in streamscope.ui.theme.TEXT)
@@ -236,9 +235,7 @@ class ToolCallBox(QFrame):
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.arguments = TextPane(self)
-        font = QFont(self.font())
-        font.setFamilies([monospace_family()])
-        font.setStyleHint(QFont.StyleHint.Monospace)
+        font = monospace_font()  # (its size follows the text zoom)
         self.arguments.setFont(font)
         self.arguments.document().setDefaultFont(font)
         self.result = QPlainTextEdit(self)

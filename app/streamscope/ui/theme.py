@@ -19,11 +19,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QKeySequence, QPalette
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QColor,
+    QFont,
+    QGuiApplication,
+    QKeySequence,
+    QPalette,
+)
 from PySide6.QtWidgets import QApplication, QWidget
 
 from streamscope.core import paths
-from streamscope.ui.code_highlight import is_dark
+from streamscope.ui.code_highlight import is_dark, monospace_family
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -41,6 +49,7 @@ __all__ = [
     "apply_theme",
     "colour",
     "contrast",
+    "monospace_font",
     "rgba",
     "saved_mode",
     "set_text_colour",
@@ -264,6 +273,15 @@ def build_palette(dark: bool) -> QPalette:
     for role in (_R.WindowText, _R.Text, _R.ButtonText):
         palette.setColor(QPalette.ColorGroup.Disabled, role, QColor(_DISABLED_TEXT[dark]))
     return palette
+
+
+def monospace_font() -> QFont:
+    """The fixed-pitch family, with no size of its own: it follows the text zoom."""
+    font = QFont()
+    font.setFamilies([monospace_family()])
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    font.setFixedPitch(True)
+    return font
 
 
 def _settings() -> QSettings:

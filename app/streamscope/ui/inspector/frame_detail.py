@@ -14,7 +14,7 @@ import codecs
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-from PySide6.QtGui import QColor, QFontDatabase, QFontMetrics, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QFontMetrics, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from streamscope.core.wire.events import StreamEvent
-from streamscope.ui.theme import colour, text_fill
+from streamscope.ui.theme import colour, monospace_font, text_fill
 
 __all__ = [
     "ARROWS",
@@ -135,7 +135,7 @@ class FrameDetail(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono = monospace_font()  # (its size follows the text zoom)
         self.header = QLabel("Select a frame to see its exact bytes.", self)
         self.header.setWordWrap(True)
         self.text_view = QPlainTextEdit(self)
