@@ -286,7 +286,7 @@ def test_the_saved_theme_is_applied_before_the_window_is_built(qapp: QApplicatio
     settings.setValue("appearance/theme", "dark")
     settings.sync()
     try:
-        assert theme.apply_theme(theme.saved_mode(), system_dark=None) is True
+        assert theme.apply_saved_theme() is True
         assert QApplication.palette().color(R.Window).name() == PALETTES[True][R.Window]
         # System with a scheme the platform does not report: its own palette, as it is
         assert theme.apply_theme("system", system_dark=None) is False
@@ -297,3 +297,24 @@ def test_the_saved_theme_is_applied_before_the_window_is_built(qapp: QApplicatio
         assert QApplication.palette().color(R.Window).name() == native
     finally:
         theme.apply_theme("system", system_dark=None)
+
+
+def test_the_chosen_scheme_is_told_to_qt(
+    qapp: QApplication, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Qt 6.8+: View → Theme asks for the scheme (native title bars and dialogs follow);
+    System withdraws the request."""
+    asked: list[Qt.ColorScheme] = []
+
+    class Hints:
+        def setColorScheme(self, scheme: Qt.ColorScheme) -> None:
+            asked.append(scheme)
+
+        def colorScheme(self) -> Qt.ColorScheme:
+            return Qt.ColorScheme.Unknown
+
+    monkeypatch.setattr(theme.QGuiApplication, "styleHints", staticmethod(lambda: Hints()))
+    theme.request_scheme("dark")
+    theme.request_scheme("light")
+    theme.request_scheme("system")
+    assert asked == [Qt.ColorScheme.Dark, Qt.ColorScheme.Light, Qt.ColorScheme.Unknown]

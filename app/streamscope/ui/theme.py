@@ -46,10 +46,12 @@ __all__ = [
     "TEXT",
     "Swatch",
     "ThemeManager",
+    "apply_saved_theme",
     "apply_theme",
     "colour",
     "contrast",
     "monospace_font",
+    "request_scheme",
     "rgba",
     "saved_mode",
     "set_text_colour",
@@ -294,6 +296,22 @@ def saved_mode() -> str:
     return mode if mode in MODES else "system"
 
 
+def request_scheme(mode: str) -> None:
+    """Tell Qt the scheme chosen (Qt 6.8+), so what the platform draws itself (title bars,
+    native dialogs) follows; ``system`` withdraws the request (the OS's scheme again)."""
+    schemes = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark}
+    hints = QGuiApplication.styleHints()
+    if hasattr(hints, "setColorScheme"):
+        hints.setColorScheme(schemes.get(mode, Qt.ColorScheme.Unknown))
+
+
+def apply_saved_theme() -> bool:
+    """The theme chosen in View → Theme, before the window is built; whether it is dark."""
+    mode = saved_mode()
+    request_scheme(mode)
+    return apply_theme(mode, system_dark=system_scheme_dark())
+
+
 def system_scheme_dark() -> bool | None:
     """Whether the OS colour scheme is dark (``None``: the platform does not say)."""
     scheme = QGuiApplication.styleHints().colorScheme()
@@ -374,6 +392,7 @@ class ThemeManager(QObject):
 
     def apply(self) -> None:
         """Set the application palette for the current mode (and the OS's scheme)."""
+        request_scheme(self._mode)  # (first: withdrawing a request changes what the OS says)
         self._changed(apply_theme(self._mode, system_dark=self.system_is_dark()))
 
     def _changed(self, dark: bool) -> None:
