@@ -4,12 +4,14 @@ No arguments opens the main window. Subcommands run headless and never import Qt
 
     streamscope send ...         one streamed turn against an endpoint
     streamscope replay FILE ...  a recorded body (or capture) through the same pipeline
+    streamscope lint FILE ...    a recorded stream checked against its dialect's rules
     streamscope demo-server ...  the embedded demo endpoint, standalone
     streamscope tap ...          a recording reverse proxy: another app's streams as turns
     streamscope FILE.sscap       open the window and replay a capture (or repro bundle .zip)
-    streamscope export ...       a saved conversation as Markdown or JSON
+    streamscope export ...       a saved conversation as Markdown or JSON (or HAR: --har)
 
-Exit codes: 0 completed, 3 truncated, 4 error, 130 cancelled, 2 usage error.
+Exit codes: 0 completed, 3 truncated, 4 error, 130 cancelled, 2 usage error (``lint``: 0 no
+errors, 1 errors, 2 usage error).
 Heavy modules are imported inside the handlers so `--version` and `--help` stay instant
 (the parser loads only the dialect registry, for the `--dialect` choices).
 """
@@ -67,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "file",
         metavar="FILE",
-        help="raw response body, .sscap capture or repro bundle .zip; - for stdin",
+        help="raw response body, .sscap capture, repro bundle .zip or HAR file; - for stdin",
     )
     replay.add_argument(
         "--dialect",
@@ -77,6 +79,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     replay.add_argument("--raw", action="store_true", help="print every frame with its offset")
+    replay.add_argument(
+        "--entry",
+        type=int,
+        metavar="N",
+        help="with a HAR file: replay entry N only (1-based, as in the file); default: every "
+        "LLM exchange in it, one line each",
+    )
+
+    lint = sub.add_parser("lint", help="check a recorded stream against its dialect's rules")
+    lint.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="?",
+        help="raw response body, .sscap capture or repro bundle .zip; - for stdin",
+    )
+    lint.add_argument(
+        "--dialect",
+        choices=dialect_names(with_auto=True),
+        default=None,
+        help="default: the capture's own dialect, else auto",
+    )
+    lint_out = lint.add_mutually_exclusive_group()
+    lint_out.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    lint_out.add_argument("--sarif", action="store_true", help="print SARIF 2.1.0 on stdout")
+    lint.add_argument("--rules", action="store_true", help="list every rule and exit")
 
     export = sub.add_parser("export", help="write a saved conversation as Markdown or JSON")
     which = export.add_mutually_exclusive_group()
@@ -85,6 +112,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--last", action="store_true", help="the most recently updated one (the default)"
     )
     export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument(
+        "--har",
+        action="store_true",
+        help="write HAR 1.2 instead: the conversation's answers that have a capture, "
+        "or the --capture ones",
+    )
+    export.add_argument(
+        "--capture",
+        action="append",
+        metavar="FILE|ID",
+        help="with --har: a .sscap file or a stored capture's id (repeatable)",
+    )
     export.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
 
     tap = sub.add_parser(
@@ -142,6 +181,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope import headless
 
         return headless.run(args)
+    if args.command == "lint":
+        from streamscope import lint
+
+        return lint.run(args)
+    if args.command == "export" and (args.har or args.capture):
+        from streamscope.core.store.har_export import run_har_export
+
+        return run_har_export(args)
     if args.command == "export":
         from streamscope.core.store.export import run_export
 

@@ -14,6 +14,7 @@ import io
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -29,6 +30,7 @@ from streamscope.core.wire.events import ReasoningDelta, TextDelta
 
 if TYPE_CHECKING:
     from streamscope.core.capture.format import Capture
+    from streamscope.core.capture.har import HarExchange, HarSkip
 
 EXIT_CODES = {
     Outcome.COMPLETED: 0,
@@ -218,14 +220,35 @@ def replay_body(body: bytes, dialect: str, *, observer: _Printer | None = None) 
     return pipeline.close(StreamEnd("eof"), 0.0)
 
 
-def _read_replay_input(path: str) -> bytes | Capture:
-    """A raw body, or the capture in a ``.sscap`` file or repro bundle (by content)."""
+@dataclass(frozen=True, slots=True)
+class _HarInput:
+    """A HAR file's LLM exchanges (as captures) and the entries that are not."""
+
+    total: int
+    exchanges: list[HarExchange]
+    skipped: list[HarSkip]
+
+
+def _har_input(data: bytes) -> _HarInput:
+    from streamscope.core.capture.har import har_exchanges, read_har
+
+    log = read_har(data)
+    exchanges, skipped = har_exchanges(log)
+    return _HarInput(len(log["entries"]), exchanges, skipped)
+
+
+def _read_replay_input(path: str) -> bytes | Capture | _HarInput:
+    """A raw body, the capture in a ``.sscap`` file or repro bundle, or a HAR file's
+    exchanges (by content; a HAR file also by its ``.har`` name)."""
     from streamscope.core.capture.bundle import is_bundle, read_repro_bundle
     from streamscope.core.capture.format import is_capture, read_capture
+    from streamscope.core.capture.har import HAR_SUFFIX, is_har
 
     try:
         if path == "-":
             data = sys.stdin.buffer.read()
+            if is_har(data[:REPLAY_READ]):
+                return _har_input(data)
             if is_bundle(data[:4]):
                 return read_repro_bundle(io.BytesIO(data))
             if is_capture(data[:REPLAY_READ]):
@@ -237,6 +260,8 @@ def _read_replay_input(path: str) -> bytes | Capture:
             return read_repro_bundle(path)
         if is_capture(head):
             return read_capture(path)
+        if path.lower().endswith(HAR_SUFFIX) or is_har(head):
+            return _har_input(Path(path).read_bytes())
     except OSError as exc:
         raise UsageError(f"{path}: {exc.strerror or exc}") from None
     except ValueError as exc:  # CaptureError, a damaged bundle
@@ -246,6 +271,13 @@ def _read_replay_input(path: str) -> bytes | Capture:
 
 def _replay(args: argparse.Namespace) -> int:
     source = _read_replay_input(args.file)
+    entry = getattr(args, "entry", None)
+    if isinstance(source, _HarInput):
+        if entry is None:
+            return _replay_har(source, args)
+        source = _har_entry(source, entry)
+    elif entry is not None:
+        raise UsageError("--entry applies to a HAR file only")
     printer = _Printer(as_json=args.json, raw=args.raw, t0=0.0)
     if isinstance(source, bytes):
         turn = replay_body(source, args.dialect or "auto", observer=printer)
@@ -256,3 +288,55 @@ def _replay(args: argparse.Namespace) -> int:
             replay_capture(source, observer=printer, dialect=args.dialect, keep_frames=args.raw)
         )
     return _report(turn, as_json=args.json, streamed_text=not args.raw)
+
+
+def _har_entry(har: _HarInput, n: int) -> Capture:
+    """Entry ``n`` (1-based, as in the file) of a HAR file, when it is an LLM exchange."""
+    for ex in har.exchanges:
+        if ex.entry == n:
+            return ex.capture
+    for skip in har.skipped:
+        if skip.entry == n:
+            raise UsageError(f"entry {n} is not replayed: {skip.reason}")
+    raise UsageError(f"no entry {n} (the HAR file has {har.total})")
+
+
+def _replay_har(har: _HarInput, args: argparse.Namespace) -> int:
+    """Every LLM exchange of a HAR file: one line (or JSON object) each on stdout."""
+    from streamscope.core.capture.replay import replay_capture
+
+    if not har.exchanges:
+        raise UsageError(
+            f"{args.file}: no LLM exchange in the HAR file ({har.total} entries, none "
+            "a POST to a dialect's path or a stream)"
+        )
+    worst = 0
+    for ex in har.exchanges:
+        request = ex.capture.request
+        method, url = (request.method, request.url) if request is not None else ("", "")
+        if args.raw:
+            stream = sys.stderr if args.json else sys.stdout
+            stream.write(f"# entry {ex.entry}: {method} {url}\n")
+        printer = _Printer(as_json=True, raw=args.raw, t0=0.0)
+        turn = asyncio.run(
+            replay_capture(ex.capture, observer=printer, dialect=args.dialect, keep_frames=args.raw)
+        )
+        if args.json:
+            obj = {"entry": ex.entry, "method": method, "url": url, **turn_to_json(turn)}
+            sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        elif not args.raw:
+            sys.stdout.write(f"entry {ex.entry}: {method} {url}: {turn.summary()}\n")
+        sys.stdout.flush()
+        assert turn.outcome is not None
+        code = EXIT_CODES[turn.outcome]
+        worst = code if _SEVERITY.index(code) > _SEVERITY.index(worst) else worst
+    print(
+        f"{len(har.exchanges)} LLM exchange(s) replayed, {len(har.skipped)} other "
+        f"entr{'y' if len(har.skipped) == 1 else 'ies'} skipped",
+        file=sys.stderr,
+    )
+    return worst
+
+
+_SEVERITY = (0, 130, 3, 4)
+"""Exit codes from least to most severe: a HAR replay exits with its worst exchange's."""

@@ -7,6 +7,7 @@ import difflib
 import random
 from collections.abc import Iterator
 
+import orjson
 import pytest
 
 from streamscope.core.capture import text_diff as text_diff_module
@@ -208,3 +209,53 @@ def test_a_coarsened_diff_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.text.coarsened
     text_line = next(d for d in result.differences() if d.startswith("text: "))
     assert text_line.endswith("differ (compared line by line: too long to compare word by word)")
+
+
+def _chat_capture(run_id: str, created: int, fingerprint: str = "fp_1") -> Capture:
+    """An OpenAI chat stream whose chunks carry ``id``, ``created`` and a tool call id."""
+    from streamscope.core.capture.format import CaptureEnd, CaptureResponse, ReadLog
+
+    def chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
+        obj = {
+            "id": run_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": "m",
+            "system_fingerprint": fingerprint,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+    frames = [
+        chunk({"role": "assistant", "content": "Hello"}),
+        chunk({"content": " world"}),
+        chunk({"tool_calls": [{"index": 0, "id": f"call_{run_id}", "type": "function",
+                               "function": {"name": "f", "arguments": "{}"}}]}),
+        chunk({}, "tool_calls"),
+        b"data: [DONE]\n\n",
+    ]  # fmt: skip
+    reads = ReadLog()
+    for i, frame in enumerate(frames):
+        reads.append(0.01 * (i + 1), frame)
+    response = CaptureResponse(200, (("content-type", "text/event-stream"),), 0.005)
+    return Capture("openai", None, response, reads, CaptureEnd("eof", elapsed=0.1))
+
+
+def test_ids_and_timestamps_can_be_ignored() -> None:
+    from streamscope.core.capture.compare import compare_captures, volatile_key
+
+    a = _chat_capture("chatcmpl-AAA", 1_700_000_000)
+    b = _chat_capture("chatcmpl-BBB", 1_700_000_042)
+    same = compare_captures(a, b, ignore_volatile=True)
+    assert same.differences() == [] and same.changed_frames == 0
+    assert all(row.same for row in same.frame_rows()[:4])
+    strict = compare_captures(a, b, ignore_volatile=False)
+    assert strict.differences() == ["frames: 4 of 5 differ in content"]
+    assert [row.same for row in strict.frame_rows()] == [False, False, False, False, True]
+    # what is not an id or a time still counts
+    other = compare_captures(a, _chat_capture("x", 1, fingerprint="fp_2"), ignore_volatile=True)
+    assert other.differences() == ["frames: 4 of 5 differ in content (ids and timestamps aside)"]
+    ignored = ["id", "created", "created_at", "tool_call_id", "responseId", "createTime",
+               "eval_duration", "timestamp"]  # fmt: skip
+    kept = ["index", "model", "system_fingerprint", "identity", "content", "finish_reason"]
+    assert [k for k in ignored + kept if volatile_key(k)] == ignored

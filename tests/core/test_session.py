@@ -3,6 +3,7 @@ store — every value pinned."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from streamscope.core.redact import Scrubber
 from streamscope.core.store.database import Store
 from streamscope.core.store.history import ToolResult
 from streamscope.core.store.records import StoredMessage
-from streamscope.core.store.session import SAVE_INTERVAL, ChatSession
+from streamscope.core.store.session import SAVE_INTERVAL, ChatSession, _call_later
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolDefinition
@@ -568,3 +569,58 @@ def test_a_conversation_opens_with_its_latest_200_messages(store: Store) -> None
     assert reopened.has_more is True
     assert len(reopened.loaded_messages) == 200
     assert reopened.loaded_messages[0].text == "q1"
+
+
+def test_a_save_made_before_the_timer_fires_leaves_the_timer_nothing_to_save(
+    store: Store,
+) -> None:
+    timers = Timers()
+    session = _session(store, timers)
+    session.answer_started(alternative=False)
+    saves = _count_saves(store)
+    assert session.answer_progressed(TurnDelta(text="a")) is False  # a timer for 100.5
+    timers.now += SAVE_INTERVAL  # (time moves, the timer has not fired yet)
+    assert session.answer_progressed(TurnDelta(text="b")) is True  # saved now
+    timers.advance(0.0)  # the timer fires: nothing new since
+    assert saves == [("ab", "")]
+
+
+def test_editing_the_last_of_three_messages_removes_nothing_until_sent(store: Store) -> None:
+    session = ChatSession(store)
+    for i in range(3):
+        session.user_sent(f"q{i}", endpoint_name="e", model="m")
+        session.answer_started(alternative=False)
+        session.answer_finished(Turn(text=f"a{i}", outcome=Outcome.COMPLETED))
+    conv = session.conversation_id or 0
+    assert session.edit_last() == "q2"
+    texts = ["q0", "a0", "q1", "a1", "q2", "a2"]
+    assert [m.text for m in store.load_messages(conv)] == texts
+    session.cancel_edit()
+    assert [m.text for m in store.load_messages(conv)] == texts
+
+
+def test_editing_finds_the_last_message_behind_a_hundred_answers(store: Store) -> None:
+    session = ChatSession(store)
+    session.user_sent("q", endpoint_name="e", model="m")
+    for i in range(101):  # an answer regenerated 100 times: 101 rows after the question
+        session.answer_started(alternative=i > 0)
+        session.answer_finished(Turn(text=f"a{i}", outcome=Outcome.COMPLETED))
+    assert session.edit_last() == "q"
+    assert len(store.load_messages(session.conversation_id or 0, limit=None)) == 102  # (none gone)
+
+
+def test_the_real_scheduler_uses_the_running_loop_or_none() -> None:
+    assert _call_later(0.0, lambda: None) is None  # no loop (a script)
+    fired: list[str] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        before = loop.time()
+        handle = _call_later(0.05, lambda: fired.append("saved"))
+        after = loop.time()
+        assert isinstance(handle, asyncio.TimerHandle)
+        assert before + 0.05 <= handle.when() <= after + 0.05
+        await asyncio.sleep(0.5)
+
+    asyncio.run(main())
+    assert fired == ["saved"]

@@ -3,6 +3,7 @@
     .venv/bin/python tests/tools/screenshots.py [--out DIR] [--scenario demo-tools ...]
     .venv/bin/python tests/tools/screenshots.py --scenario tap   # Tap another app
     .venv/bin/python tests/tools/screenshots.py --theme dark     # in the dark theme
+    .venv/bin/python tests/tools/screenshots.py [--size 1024x700] [--display :93] [--extras]
 
 Starts Xvfb when there is no display (apt-get install xvfb imagemagick fonts-noto-cjk
 fonts-noto-color-emoji), opens StreamScope on a throw-away profile, sends one message per
@@ -32,7 +33,8 @@ from streamscope.ui.app import open_profile
 from streamscope.ui.gc_guard import MainThreadCollector
 from streamscope.ui.main_window import MainWindow
 
-out, scenarios = sys.argv[1], sys.argv[2:]
+out, size, extras, scenarios = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4:]
+width, height = (int(n) for n in size.split("x"))
 SILENT = {"demo-stall": 10}  # shot once the status bar says "no data for 10 s"
 app = QApplication(sys.argv[:1])
 app.setQuitOnLastWindowClosed(False)
@@ -44,7 +46,7 @@ window = MainWindow(demo_speed=3.0, store=store, captures=captures)
 import os
 if os.environ.get("SHOTS_THEME"):
     window.theme.set_mode(os.environ["SHOTS_THEME"])  # (remembered for the restart too)
-window.setGeometry(0, 0, 1440, 900)
+window.setGeometry(0, 0, width, height)
 window.show()
 
 def shot(name):
@@ -124,6 +126,34 @@ async def main():
                 await asyncio.sleep(0.5)
                 shot(f"{scenario}-{window.inspector.tabText(tab).lower().replace(' ', '-')}")
             window.inspector.setCurrentIndex(0)
+    if extras:  # keyboard focus, the shortcuts list, a code line wider than the chat
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QKeySequence
+        from PySide6.QtTest import QTest
+        from streamscope.ui.shortcuts import shortcut
+
+        window.activateWindow()
+        await asyncio.sleep(0.5)
+        for name in ("go_conversations", "choose_model", "go_message"):
+            QTest.keySequence(window, QKeySequence(shortcut(name).keys))
+            await asyncio.sleep(0.3)
+            shot(f"focus-{name}")
+        for _ in range(2):  # Tab from the message box: Send, then Stop / Regenerate
+            QTest.keyClick(app.focusWidget(), Qt.Key.Key_Tab)
+        await asyncio.sleep(0.3)
+        shot("focus-tab-from-message")
+        window.chat.add_notice(
+            "A long line of code:\n\n```python\nresult = client.chat.completions.create("
+            "model='gpt-4o', messages=messages, stream=True, tools=tools, temperature=0.2)\n```"
+        )
+        await asyncio.sleep(0.5)
+        window.chat.scroll_to_bottom()
+        await asyncio.sleep(0.3)
+        shot("code-line")
+        dialog = window.show_shortcuts()
+        await asyncio.sleep(0.5)
+        shot("shortcuts")
+        dialog.close()
     await window.shutdown()
     window.close()
     await restart_and_open_an_old_turn()
@@ -133,7 +163,7 @@ async def restart_and_open_an_old_turn():
     # Scene: the app started again on the same profile (the last conversation reopens),
     # its first answer clicked: that turn's frames in the inspector.
     again = MainWindow(demo_speed=3.0, store=store, captures=captures)
-    again.setGeometry(0, 0, 1440, 900)
+    again.setGeometry(0, 0, width, height)
     again.show()
     await asyncio.sleep(1.0)
     cards = again.controller.answer_cards
@@ -159,11 +189,15 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="shots")
     parser.add_argument("--scenario", action="append", dest="scenarios")
+    parser.add_argument("--size", default="1440x900", help="the window, WxH (1024x700 …)")
     parser.add_argument(
         "--display", default=None, help="the Xvfb display to start (default: a free one)"
     )
     parser.add_argument(
         "--theme", choices=("system", "light", "dark"), default=None, help="View > Theme"
+    )
+    parser.add_argument(
+        "--extras", action="store_true", help="also: keyboard focus, shortcuts, a long code line"
     )
     args = parser.parse_args()
     scenarios = args.scenarios or ["demo-tools", "demo", "demo-cut", "demo-error-429"]
@@ -176,16 +210,18 @@ def main() -> int:
     env = dict(os.environ, STREAMSCOPE_HOME=tempfile.mkdtemp(prefix="streamscope-shots-"))
     xvfb = None
     if not os.environ.get("DISPLAY"):
+        w, h = (max(int(n), m) for n, m in zip(args.size.split("x"), (1440, 900), strict=True))
+        screen = f"{w}x{h}x24"
         if args.display:
             env["DISPLAY"] = args.display
             xvfb = subprocess.Popen(
-                ["Xvfb", args.display, "-screen", "0", "1440x900x24", "-nolisten", "tcp"]
+                ["Xvfb", args.display, "-screen", "0", screen, "-nolisten", "tcp"]
             )
             time.sleep(1.0)
         else:
             # -displayfd: Xvfb picks a free display and writes its number (no clash with others).
             xvfb = subprocess.Popen(
-                ["Xvfb", "-displayfd", "1", "-screen", "0", "1440x900x24", "-nolisten", "tcp"],
+                ["Xvfb", "-displayfd", "1", "-screen", "0", screen, "-nolisten", "tcp"],
                 stdout=subprocess.PIPE,
                 text=True,
             )
@@ -196,7 +232,10 @@ def main() -> int:
         env["SHOTS_THEME"] = args.theme
     try:
         subprocess.run(
-            [sys.executable, "-c", DRIVER, str(out), *scenarios], env=env, check=True, timeout=300
+            [sys.executable, "-c", DRIVER, str(out), args.size, str(int(args.extras)), *scenarios],
+            env=env,
+            check=True,
+            timeout=300,
         )
     finally:
         if xvfb is not None:

@@ -7,11 +7,11 @@ import asyncio
 import json
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import qasync
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from pytestqt.qtbot import QtBot
 
 from streamscope.core.capture import text_diff as text_diff_module
@@ -78,10 +78,10 @@ def test_a_10000_word_compare_leaves_the_event_loop_ticking(
 
     real = compare_view.compare_captures
 
-    def compare_after_ten_ticks(*args: object) -> Comparison:
+    def compare_after_ten_ticks(*args: object, **kwargs: bool) -> Comparison:
         seen["thread"] = threading.current_thread()
         seen["ticked"] = ticked.wait(timeout=30)  # on the UI thread this could never be set
-        return real(*args)  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(compare_view, "compare_captures", compare_after_ten_ticks)
     timer = QTimer()
@@ -125,3 +125,71 @@ def test_closing_drops_a_comparison_under_way(
     aloop.run_until_complete(asyncio.sleep(0))
     assert task.cancelled() or task.done()
     assert dialog.comparison is None
+
+
+def volatile_capture(run_id: str, created: int) -> Capture:
+    """A short OpenAI chat stream whose chunks carry ``id`` and ``created``."""
+    frames = [
+        b"data: "
+        + json.dumps(
+            {"id": run_id, "object": "chat.completion.chunk", "created": created,
+             "choices": [{"delta": {"content": d}}]}
+        ).encode()
+        + b"\n\n"
+        for d in ("Same", " answer")
+    ] + [b"data: [DONE]\n\n"]  # fmt: skip
+    reads = ReadLog()
+    for i, frame in enumerate(frames):
+        reads.append(0.01 * (i + 1), frame)
+    response = CaptureResponse(200, (("content-type", "text/event-stream"),), 0.005)
+    return Capture("openai", None, response, reads, CaptureEnd("eof", elapsed=0.1))
+
+
+def settle(aloop: qasync.QEventLoop, done: Callable[[], bool]) -> None:
+    """Run the loop (Qt and asyncio) until ``done()``."""
+
+    async def poll() -> None:
+        while not done():
+            await asyncio.sleep(0.01)
+
+    aloop.run_until_complete(asyncio.wait_for(poll(), 20))
+
+
+def test_it_compares_on_open_and_can_ignore_ids_and_timestamps(
+    qtbot: QtBot, aloop: qasync.QEventLoop
+) -> None:
+    dialog = CompareDialog([])
+    qtbot.addWidget(dialog)
+    dialog.add_capture("turn 1", volatile_capture("chatcmpl-1", 1_700_000_000))
+    dialog.add_capture("turn 2", volatile_capture("chatcmpl-2", 1_700_000_009))
+    dialog.resize(1100, 720)
+    dialog.show()
+    # no click: the last two turns are compared at once, ids and timestamps aside
+    settle(aloop, lambda: dialog.comparison is not None and not dialog.busy)
+    assert dialog.ignore_volatile.isChecked()
+    assert dialog.comparison is not None and dialog.comparison.differences() == []
+    assert dialog.status.text() == "0 differences (timings aside)"
+    assert dialog.frames_table.item(0, 2).background().style() == Qt.BrushStyle.NoBrush
+    # unticked: compared again by itself, byte for byte
+    first = dialog.comparison
+    qtbot.mouseClick(dialog.ignore_volatile, Qt.MouseButton.LeftButton)
+    settle(aloop, lambda: dialog.comparison is not first and not dialog.busy)
+    assert dialog.comparison.differences() == ["frames: 2 of 3 differ in content"]
+    assert "• frames: 2 of 3 differ in content" in dialog.summary.toPlainText()
+    assert dialog.frames_table.item(0, 2).background().color() == compare_view._DIFF_BG
+    assert dialog.frames_table.item(2, 2).background().style() == Qt.BrushStyle.NoBrush
+    # A's and B's columns are equal halves, in the frames and in the metrics
+    dialog.tabs.setCurrentIndex(3)
+    qtbot.wait(10)
+    frames = dialog.frames_table
+    assert frames.columnWidth(2) > 200
+    assert abs(frames.columnWidth(2) - frames.columnWidth(5)) <= 1
+    assert frames.columnWidth(0) == frames.columnWidth(3)
+    metrics = dialog.metrics_table
+    assert abs(metrics.columnWidth(1) - metrics.columnWidth(2)) <= 1
+    # picking the same turn on both sides compares again too
+    second = dialog.comparison
+    dialog.combo_a.setCurrentIndex(1)
+    settle(aloop, lambda: dialog.comparison is not second and not dialog.busy)
+    assert dialog.comparison.differences() == []
+    dialog.close()

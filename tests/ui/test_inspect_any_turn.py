@@ -231,7 +231,8 @@ def test_paging_the_answers_shows_the_alternative_paged_to(
     assert inspector.header.text().endswith(" · demo · ✓ completed")
     assert inspector.frames_model.rowCount() == DEMO_FRAMES
     assert inspector.toolcalls_panel.call_count() == 0
-    window.endpoint_bar.next_alt.click()
+    shown = [c for c in window.controller.answer_cards if not c.isHidden()]
+    shown[-1].next_alt.click()  # (the pager on the card shown)
     settle(aloop, window)
     assert inspector.header.text().endswith(" · demo-tools · ✓ completed")
     assert inspector.frames_model.rowCount() == TOOLS_ON_DEMO_FRAMES

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from functools import partial
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QFont
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
@@ -506,6 +506,8 @@ def test_detail_shows_text_hex_and_read_boundaries_for_a_frame_spanning_3_reads(
     reads = [first + frame[:10], frame[10:split], frame[split:]]
     panel = FramesPanel()
     qtbot.addWidget(panel)
+    panel.resize(1000, 700)  # (wide enough for 16 bytes a hex line)
+    panel.show()
     panel.begin_turn(T0, "openai")
     for batch in stream("openai", reads, per_batch=3)[0]:
         panel.add_progress(batch)
@@ -538,6 +540,45 @@ def test_detail_shows_text_hex_and_read_boundaries_for_a_frame_spanning_3_reads(
     assert hex_text.count(MARK) == 2
     assert hex_text.split()[1:3] == ["64", "61"]
     assert len(panel.detail.hex_view.extraSelections()) == 2
+
+
+def test_the_hex_ascii_column_fits_and_the_detail_header_stays_one_line(qtbot: QtBot) -> None:
+    """At the inspector's default width a 16-byte hex line (78 characters) would clip its
+    ASCII column: the dump takes 8 bytes a line there, 16 when the pane is wide enough. The
+    long header is elided to one line, the whole of it in the tooltip."""
+    frame = chat("A fairly long piece of text, to fill a few hex lines")
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.resize(420, 700)
+    panel.show()
+    panel.begin_turn(T0, "openai")
+    for batch in stream("openai", [frame] * 2, per_batch=2)[0]:
+        panel.add_progress(batch)
+    panel.repaint_now()
+    panel.select_row(1)
+    detail = panel.detail
+    view = detail.hex_view
+    detail.tabs.setCurrentIndex(1)  # the Hex tab
+    lines = view.toPlainText().splitlines()
+    assert detail.per_row == 8 and lines[0].endswith('|data: {"|')
+    digit = view.fontMetrics().horizontalAdvance("0")
+    assert max(len(line) for line in lines) * digit <= view.viewport().width()
+    assert view.horizontalScrollBar().maximum() == 0  # nothing to scroll to: it all shows
+    header = detail.header
+    cr, lf = detail.glyphs["\r"], detail.glyphs["\n"][0]
+    assert header.text() == (
+        f"Frame #1 · 148 bytes · stream offset 148 · t 120.0 ms · 1 read · {cr} CR {lf} LF · text"
+    )
+    assert header.elided() and header.shown_text().endswith("…")
+    assert header.toolTip() == header.text()
+    one_line = header.height()
+    assert one_line <= header.fontMetrics().height() + 6
+    panel.resize(1200, 700)  # wider: 16 bytes a line, laid out again by itself
+    qtbot.waitUntil(lambda: detail.per_row == 16)
+    lines = view.toPlainText().splitlines()
+    assert lines[0].split("|")[1] == 'data: {"object":'
+    assert max(len(line) for line in lines) * digit <= view.viewport().width()
+    assert header.height() == one_line
 
 
 def test_visible_text_and_hex_dump_units() -> None:
@@ -608,9 +649,134 @@ def test_autoscroll_only_when_at_the_bottom(qtbot: QtBot) -> None:
     panel.add_progress(batches[2])
     qtbot.waitUntil(lambda: panel.shown_rows() == 150)
     qtbot.wait(20)  # (the view lays the new rows out on its own next turn)
-    assert bar.value() == 3
-    bar.setValue(bar.maximum())
+    assert bar.value() == 3 and not panel.following
+    assert not panel.follow_button.isChecked()
+    bar.triggerAction(bar.SliderAction.SliderToMaximum)  # the user scrolls back to the end
+    assert panel.following
     panel.add_progress(batches[3])
     qtbot.waitUntil(lambda: panel.shown_rows() == 200)
     assert bar.value() == bar.maximum()
     assert panel.view.verticalHeader().sectionResizeMode(0).name == "Fixed"
+
+
+def test_selecting_a_frame_stops_following_and_the_follow_button_resumes(qtbot: QtBot) -> None:
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.resize(600, 400)
+    panel.show()
+    panel.begin_turn(T0, "openai")
+    batches, _turn = stream("openai", [chat(f"{i}") for i in range(300)], per_batch=50)
+    bar = panel.view.verticalScrollBar()
+    panel.add_progress(batches[0])
+    panel.add_progress(batches[1])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 100)
+    assert panel.following and bar.value() == bar.maximum() > 0
+    # a click on the last row shown: the table stays there as rows arrive below
+    last = panel.view.visualRect(panel.model.index(99, 0)).center()
+    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=last)
+    assert panel.selected_row() == 99 and not panel.following
+    stay = bar.value()
+    panel.add_progress(batches[2])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 150)
+    qtbot.wait(20)
+    assert bar.value() == stay < bar.maximum()
+    assert panel.selected_row() == 99 and panel.detail.header.text().startswith("Frame #99 ")
+    # Follow: back to the end at once, and it follows the next rows
+    qtbot.mouseClick(panel.follow_button, Qt.MouseButton.LeftButton)
+    assert panel.following and bar.value() == bar.maximum()
+    panel.add_progress(batches[3])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 200)
+    assert (
+        bar.value() == bar.maximum() and panel.view.rowAt(panel.view.viewport().height() - 2) == 199
+    )
+    # filtering (and clearing the filter) keeps following
+    panel.filter_edit.setText("text")
+    panel.apply_filter()
+    qtbot.wait(20)
+    assert panel.filtering and panel.following and bar.value() == bar.maximum() > 0
+    assert panel.selected_row() == 99  # (kept, off-screen)
+    panel.filter_edit.clear()
+    panel.apply_filter()
+    qtbot.wait(20)
+    assert not panel.filtering and panel.following and bar.value() == bar.maximum()
+    # scrolling up (a page up on the scroll bar) stops following too
+    qtbot.wait(20)
+    panel.view.verticalScrollBar().triggerAction(bar.SliderAction.SliderPageStepSub)
+    assert not panel.following
+    panel.add_progress(batches[4])
+    qtbot.waitUntil(lambda: panel.shown_rows() == 250)
+    qtbot.wait(20)
+    assert bar.value() < bar.maximum()
+    # a new turn follows again
+    panel.begin_turn(T0, "openai")
+    assert panel.following
+
+
+# -- find in frames -------------------------------------------------------------------------
+
+
+def test_find_searches_as_you_type_a_slice_at_a_time_with_progress(qtbot: QtBot) -> None:
+    """100k frames: the search starts by itself after the debounce, runs on the paint clock
+    in slices (the loop keeps ticking) and says how far it got."""
+    from streamscope.ui.frames_find import FramesFindBar
+
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.begin_turn(T0, "openai")
+    for batch in _synthetic_batches(100_000, 10):
+        panel.model.append(batch)
+    bar = FramesFindBar(panel)
+    bar.open_bar()
+    labels: list[str] = []
+    qtbot.keyClicks(bar.edit, "TOK")
+    assert bar.searching and bar.rows == [] and bar.count_label.text() == "searching…"
+    ticks = 0
+
+    def tick() -> None:
+        nonlocal ticks
+        ticks += 1
+        labels.append(bar.count_label.text())
+
+    timer = QTimer()
+    timer.timeout.connect(tick)
+    timer.start(1)
+    qtbot.waitUntil(lambda: not bar.searching, timeout=60_000)
+    timer.stop()
+    assert len(bar.rows) == 100_000 and bar.rows[:3] == [0, 1, 2]
+    assert bar.count_label.text() == "100,000 matches"
+    progress = {t for t in labels if t.startswith("searching… ") and "%" in t}
+    assert len(progress) >= 5, labels[:20]  # many slices, the window ticking in between
+    assert all(" found" in t for t in progress if not t.startswith("searching… 0%"))
+    bar.edit.setText("no such thing")
+    qtbot.waitUntil(lambda: not bar.searching, timeout=60_000)
+    assert bar.rows == [] and bar.count_label.text() == "no match"
+
+
+def test_enter_before_the_search_ends_selects_the_match_when_found(qtbot: QtBot) -> None:
+    from streamscope.ui.frames_find import FramesFindBar
+
+    panel = FramesPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.begin_turn(T0, "openai")
+    batches, _turn = stream("openai", [chat(f"w{i}") for i in range(300)], per_batch=50)
+    for batch in batches:
+        panel.model.append(batch)
+    bar = FramesFindBar(panel)
+    bar.open_bar()
+    qtbot.keyClicks(bar.edit, '"w29')
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Return)  # before the debounce ends
+    qtbot.waitUntil(lambda: panel.selected_row() is not None)
+    assert panel.selected_row() == 29 and not panel.following
+    qtbot.waitUntil(lambda: not bar.searching)
+    assert bar.rows == [29, *range(290, 300)]
+    assert bar.count_label.text() == "1 of 11"
+    qtbot.keyClick(bar.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert panel.selected_row() == 299 and bar.count_label.text() == "11 of 11"  # wraps
+    # another turn in the panel: the open bar searches its frames
+    panel.begin_turn(T0, "openai")
+    for batch in stream("openai", [chat("w29 again")])[0]:
+        panel.model.append(batch)
+    qtbot.waitUntil(lambda: not bar.searching)
+    assert bar.rows == [0] and bar.count_label.text() == "1 match"

@@ -83,7 +83,7 @@ def test_tabs_and_api(qtbot: QtBot) -> None:
     inspector = InspectorPanel()
     qtbot.addWidget(inspector)
     titles = [inspector.tabText(i) for i in range(inspector.count())]
-    assert titles == ["Frames", "Tool calls", "Timeline", "Request"]
+    assert titles == ["Frames", "Tool calls", "Timeline", "Request", "Verdict"]
     assert inspector.frames_model is inspector.frames_panel.model
     batches, turn = stream("openai", blocks("openai/plain_text.sse"))
     inspector.begin_turn(start())
@@ -101,6 +101,33 @@ def test_tabs_and_api(qtbot: QtBot) -> None:
 
 
 # -- tool calls ----------------------------------------------------------------------------
+
+
+def test_the_tool_calls_header_is_one_line_elided_with_a_tooltip(qtbot: QtBot) -> None:
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    panel = inspector.toolcalls_panel
+    inspector.setCurrentWidget(panel)
+    inspector.resize(360, 600)
+    inspector.show()
+    batches, turn = stream("openai", blocks("openai/parallel_tools.sse"))
+    inspector.begin_turn(start())
+    for batch in batches:
+        inspector.add_progress(batch)
+    inspector.finish_turn(turn)
+    header = panel.header
+    whole = header.text()
+    assert whole.startswith("<b>[0] get_weather</b> · id call_A1 · ")
+    assert whole.endswith(" · <b>parses: yes (final)</b>")
+    assert header.elided() and header.shown_text().endswith("…")
+    assert header.toolTip().startswith("[0] get_weather · id call_A1 · ")
+    assert header.toolTip().endswith(" · parses: yes (final)")
+    assert header.height() <= header.fontMetrics().height() + 6  # one line: no wrap
+    tree_top = panel.tree.geometry().top()
+    inspector.resize(1400, 600)  # the whole header fits: shown as it is, bold and all
+    qtbot.waitUntil(lambda: not header.elided())
+    assert header.shown_text() == whole and header.toolTip() == ""
+    assert panel.tree.geometry().top() == tree_top  # the layout did not move
 
 
 def test_tool_calls_show_fragments_and_parse_state_then_final_json(qtbot: QtBot) -> None:

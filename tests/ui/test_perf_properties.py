@@ -156,7 +156,9 @@ def test_a_replayed_capture_is_held_once_not_copied_by_the_views(
         for stat in after.filter_traces(ours).compare_to(before.filter_traces(ours), "filename")
     )
     assert turn is not None and turn.outcome is Outcome.COMPLETED
-    assert retained < raw / 2, (retained, raw)  # (a copy of the bytes would be >= raw)
+    # (a copy of the bytes would be >= raw; the Verdict tab's linter keeps ~10 KB of state
+    # whatever the stream's size: tests/core/test_verdict_rules.py checks that it stays flat)
+    assert retained < raw / 2 + 16 * 1024, (retained, raw)
     model = inspector.frames_model
     assert model.rowCount() == 20_001 and model.log.stream is capture.reads.buffer()
     assert model.frame_bytes(7) == frame("w7 ")

@@ -308,7 +308,7 @@ def test_compare_two_capture_files(
 
 
 def test_find_next_and_previous_select_the_matching_frames(
-    window: MainWindow, aloop: qasync.QEventLoop
+    window: MainWindow, aloop: qasync.QEventLoop, qtbot: QtBot
 ) -> None:
     send(window, aloop, "demo-tools", "weather?")
     tools = tools_of(window)
@@ -317,6 +317,7 @@ def test_find_next_and_previous_select_the_matching_frames(
     bar = tools.find_in_frames()
     assert bar.isVisible() and window.inspector.currentIndex() == 0
     bar.set_query("get_", "text")
+    qtbot.waitUntil(lambda: not bar.searching)
     rows = bar.rows
     assert len(rows) == 2  # the two frames that start the tool calls
     assert all(b"get_" in model.frame_bytes(r) for r in rows)
@@ -327,14 +328,17 @@ def test_find_next_and_previous_select_the_matching_frames(
     assert bar.count_label.text() == "2 of 2"
     # a byte pattern: the UTF-8 of "ü" (c3 bc) only where it is raw, not \u00fc
     bar.set_query("c3 bc", "bytes")
+    qtbot.waitUntil(lambda: not bar.searching)
     assert bar.rows == [r for r in range(model.rowCount()) if b"\xc3\xbc" in model.frame_bytes(r)]
     # an event name: [DONE] is the last frame
     bar.set_query("[DONE]", "any")
+    qtbot.waitUntil(lambda: not bar.searching)
     assert bar.find_next() == model.rowCount() - 1
     # a hidden match clears the filter
     panel.filter_edit.setText("keep-alive-nothing")
     panel.apply_filter()
     bar.set_query("get_", "text")
+    qtbot.waitUntil(lambda: not bar.searching)
     assert bar.find_next() == rows[0]
     assert panel.filter_edit.text() == ""
 

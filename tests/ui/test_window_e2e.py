@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 import qasync
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from streamscope.core.turn.model import Turn
@@ -197,3 +198,41 @@ def test_closing_mid_stream_cancels_cleanly(window: MainWindow, aloop: qasync.QE
     turn = window.controller.runner.last_turn
     assert turn is not None and turn.outcome is Outcome.CANCELLED
     assert not window.demo.running
+
+
+def test_the_answer_pager_sits_on_the_card_it_pages(
+    window: MainWindow, aloop: qasync.QEventLoop, qtbot: QtBot
+) -> None:
+    send(window, aloop, "demo", "first")
+    first = window.controller.answer_cards[-1]
+    assert first.pager.isHidden()  # one answer: no pager
+    window.composer.regenerate_button.click()
+
+    async def wait() -> None:
+        await asyncio.sleep(0.05)
+        await window.controller.runner.wait()
+        for _ in range(100):
+            if not window.controller.busy:
+                return
+            await asyncio.sleep(0.01)
+
+    aloop.run_until_complete(wait())
+    a, b = window.controller.answer_cards[-2:]
+    assert a is first and a.isHidden() and b.isVisibleTo(window)
+    assert b.pager.isVisibleTo(window) and b.alt_label.text().strip() == "answer 2/2"
+    assert not b.next_alt.isEnabled() and b.prev_alt.isEnabled()
+    assert not window.endpoint_bar.alt_label.isVisible()  # (not in the toolbar)
+    # the pager is in the card's header, above its text
+    assert b.isAncestorOf(b.pager) and b.pager.geometry().bottom() < b.footer.geometry().top()
+    qtbot.mouseClick(b.prev_alt, Qt.MouseButton.LeftButton)
+    assert window.controller.history.alternatives() == (0, 2)
+    assert a.isVisibleTo(window) and not b.isVisibleTo(window)
+    assert a.alt_label.text().strip() == "answer 1/2" and not a.prev_alt.isEnabled()
+    qtbot.mouseClick(a.next_alt, Qt.MouseButton.LeftButton)
+    assert window.controller.history.alternatives() == (1, 2) and b.isVisibleTo(window)
+    # a new message: the earlier step keeps its pager (its alternatives stay reachable); the
+    # new answer, alone at its step, has none
+    send(window, aloop, "demo", "second")
+    cards = window.controller.answer_cards
+    assert not b.pager.isHidden() and b.alt_label.text() == "answer 2/2"
+    assert cards[-1].pager.isHidden()

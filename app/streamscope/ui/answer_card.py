@@ -19,7 +19,14 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QMouseEvent, QPalette, QTextCursor
+from PySide6.QtGui import (
+    QMouseEvent,
+    QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from streamscope.core.turn.liveness import Liveness
@@ -81,6 +88,8 @@ class AssistantCard(CardFrame):
         super().__init__(label, parent)
         self.clock = clock if clock is not None else default_clock()
         self.last_render_max_slice_ms = 0.0
+        self.render_slices = 0
+        """How many paint-clock slices the final rendering took (a long answer: several)."""
         self.turn: Turn | None = None
         self.turn_ref: TurnRef | None = None
         """The turn this card shows, as the inspector finds it (set by the controller)."""
@@ -105,25 +114,34 @@ class AssistantCard(CardFrame):
         self._writer = MarkdownWriter(self.palette())
         warm_up_highlighting()  # the first answer may hold code: load Pygments meanwhile
 
+        # The pager through the answers to the same message (regenerated ones), on the card
+        # it pages: "◀ answer 2/3 ▶" (hidden unless there are two).
+        self.pager = QWidget(self)
+        pager = QHBoxLayout(self.pager)
+        pager.setContentsMargins(0, 0, 0, 0)
+        pager.setSpacing(2)
+        self.prev_alt = QToolButton(self.pager)
+        self.prev_alt.setText("◀")
+        self.prev_alt.setToolTip("The previous answer to this message (Regenerate keeps each)")
+        self.prev_alt.setAccessibleName("Previous answer")
+        self.alt_label = QLabel(self.pager)
+        self.alt_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.next_alt = QToolButton(self.pager)
+        self.next_alt.setText("▶")
+        self.next_alt.setToolTip("The next answer to this message")
+        self.next_alt.setAccessibleName("Next answer")
+        for part in (self.prev_alt, self.alt_label, self.next_alt):
+            pager.addWidget(part)
+        for button in (self.prev_alt, self.next_alt):
+            button.setAutoRaise(True)
+        self.prev_alt.clicked.connect(lambda: self.alternativeStepped.emit(-1))
+        self.next_alt.clicked.connect(lambda: self.alternativeStepped.emit(+1))
+        self.pager.hide()
+        self.header.addWidget(self.pager)
         self.status = QLabel("streaming…", self)
         self.status.setTextFormat(Qt.TextFormat.RichText)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.header.addWidget(self.status)
-        self.prev_alt = QToolButton(self)
-        self.prev_alt.setText("◀")
-        self.prev_alt.setToolTip("The previous answer to this message (Regenerate keeps each)")
-        self.prev_alt.setAccessibleName("Previous answer")
-        self.alt_label = QLabel(self)
-        self.alt_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        self.next_alt = QToolButton(self)
-        self.next_alt.setText("▶")
-        self.next_alt.setToolTip("The next answer to this message")
-        self.next_alt.setAccessibleName("Next answer")
-        for pager in (self.prev_alt, self.alt_label, self.next_alt):
-            self.header.addWidget(pager)
-            pager.hide()
-        self.prev_alt.clicked.connect(lambda: self.alternativeStepped.emit(-1))
-        self.next_alt.clicked.connect(lambda: self.alternativeStepped.emit(+1))
 
         self.reasoning_toggle = QToolButton(self)
         self.reasoning_toggle.setCheckable(True)
@@ -173,6 +191,7 @@ class AssistantCard(CardFrame):
         self.partial_label.setTextFormat(Qt.TextFormat.RichText)
         self.partial_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.partial_label.hide()
+        self.verdict = ""  # the Verdict tab's short line, once the turn has one
         self.footer = QLabel(self)
         self.footer.setWordWrap(True)
         self.footer.setTextFormat(Qt.TextFormat.RichText)
@@ -306,6 +325,14 @@ class AssistantCard(CardFrame):
         """One box per tool call, in order."""
         return list(self._boxes)
 
+    def show_alternatives(self, chosen: int, count: int) -> None:
+        """This card is answer ``chosen`` of ``count`` to its message: the pager shows it
+        (hidden unless there are two)."""
+        self.pager.setVisible(count > 1)
+        self.alt_label.setText(f"answer {chosen + 1}/{count}")
+        self.prev_alt.setEnabled(chosen > 0)
+        self.next_alt.setEnabled(chosen < count - 1)
+
     # -- the end ------------------------------------------------------------------------
 
     def finish(self, turn: Turn) -> None:
@@ -321,9 +348,18 @@ class AssistantCard(CardFrame):
             self.send_button.setEnabled(True)
         self.warnings_box.set_warnings(turn.warnings)
         self._show_outcome(turn)
+        self.render_slices = 0
+        # The streamed text stays in view until the final rendering is ready: when it is all
+        # plain text (a flood, a short answer) it is rendered into the held, heightless pane
+        # and swapped in at once. Nothing in view changes meanwhile, so the card keeps
+        # painting (a card whose updates are off while the chat scrolls or resizes shows
+        # blank): the job runs without the clock's paint pacing.
+        if self._rendered.document().isEmpty() and not self._tail.document().isEmpty():
+            self._rendered.hold(True)
         self._jobs.append(self._render_job(final=True))
         # (what the tail has not shown yet is shown by the final rendering)
-        self.clock.wake(self._layout, widget=self)
+        self.clock.cancel(self._layout)
+        self.clock.wake(self._layout)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
@@ -398,6 +434,18 @@ class AssistantCard(CardFrame):
             self.inspectRequested.emit()
         event.accept()
 
+    def show_verdict(self, verdict: str) -> None:
+        """The Verdict tab's short line beside the outcome in the footer ("2 spec errors ·
+        buffered by a proxy"); in the error colour when the stream broke its dialect's rules."""
+        palette = self.palette()
+        bad = "spec error" in verdict
+        colour = outcome_colour(Outcome.ERROR, palette) if bad else _muted(palette)
+        self.verdict = verdict
+        self.footer.setText(
+            f"{self.footer.text()}<span style='color:{colour.name()}'> · ⚑ "
+            f"{html.escape(verdict)}</span>"
+        )
+
     # -- the card's job on the paint clock ----------------------------------------------
 
     def _live_over_budget(self) -> bool:
@@ -442,6 +490,7 @@ class AssistantCard(CardFrame):
             except StopIteration:
                 self._jobs.popleft()
         elapsed = time.perf_counter() - start
+        self.render_slices += 1
         self.last_render_max_slice_ms = max(self.last_render_max_slice_ms, elapsed * 1000)
         if self.turn is None:
             self._live_spent += elapsed
@@ -458,6 +507,10 @@ class AssistantCard(CardFrame):
         for segment in segments:
             yield from self._writer.write(self._cursor, segment)
             yield
+        if final:
+            _flatten_trailing_block(self._rendered.document())
+        if final and self._rendered.held:
+            self._rendered.hold(False)  # (and the tail goes below: one swap, one paint)
         if used:
             # Drop what was just rendered from the head of the tail (cheap, unlike
             # appending the rest again); what was not shown yet need not be.
@@ -486,13 +539,9 @@ class AssistantCard(CardFrame):
         self._update_reasoning_label()
 
     def set_alternatives(self, index: int, count: int) -> None:
-        """This card is answer ``index + 1`` of ``count`` to its message: ◀ n/m ▶ in the
-        header (hidden for one)."""
-        for pager in (self.prev_alt, self.alt_label, self.next_alt):
-            pager.setVisible(count > 1)
-        self.alt_label.setText(f"answer {index + 1}/{count}")
-        self.prev_alt.setEnabled(index > 0)
-        self.next_alt.setEnabled(index < count - 1)
+        """This card is answer ``index + 1`` of ``count`` to its message (see
+        :meth:`show_alternatives`)."""
+        self.show_alternatives(index, count)
 
     def show_unanswered(self, count: int, *, skipped: bool) -> None:
         """Say that ``count`` tool calls have no result: still waiting for one (a new
@@ -538,3 +587,20 @@ class AssistantCard(CardFrame):
         self.resultsSubmitted.emit(results)
         self._close_results("Results sent")
         self.unanswered_label.hide()
+
+
+def _flatten_trailing_block(document: QTextDocument) -> None:
+    """A table or code block at the end leaves an empty paragraph after it (a document
+    always ends with one): a blank line above the footer. Make it take no height."""
+    last = document.lastBlock()
+    if document.blockCount() < 2 or last.length() > 1:
+        return
+    cursor = QTextCursor(last)
+    block = last.blockFormat()
+    block.setLineHeight(0, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
+    block.setTopMargin(0)
+    block.setBottomMargin(0)
+    cursor.setBlockFormat(block)
+    chars = QTextCharFormat()
+    chars.setFontPointSize(1)
+    cursor.setBlockCharFormat(chars)

@@ -248,7 +248,7 @@ class ChatController(QObject):
         cards = self.answer_cards[-count:]
         for i, card in enumerate(cards):
             card.setVisible(i == index)
-        self._sync_answer_pagers()
+        self.sync_answer_pagers()
         self.inspect(cards[index])
         self.historyChanged.emit()
 
@@ -263,7 +263,8 @@ class ChatController(QObject):
                 start += entry.count
         return steps if start == len(self.answer_cards) else []
 
-    def _sync_answer_pagers(self) -> None:
+    def sync_answer_pagers(self) -> None:
+        """Each answer card's pager says which of its step's answers it is."""
         for entry, cards in self._answer_steps():
             for i, card in enumerate(cards):
                 card.set_alternatives(i, entry.count)
@@ -466,10 +467,21 @@ class ChatController(QObject):
         self._finished_card = self._card
         if self._card is not None:
             self._card.finish(turn)
-            ref = self._update_ref(self._card, outcome=turn.outcome)
-            if ref is not None:
-                self.feed.live_finished(turn, ref)
         self.status.show_turn(turn, self.feed.live_frames())
+        card = self._card  # the Verdict tab's short line, once every frame is checked:
+
+        def show_verdict(verdict: str) -> None:  # "2 spec errors · buffered by a proxy"
+            if verdict and card is not None:
+                card.show_verdict(verdict)
+            if verdict and self.status.outcome is turn.outcome:
+                self.status.show_verdict(verdict)
+
+        if card is not None:
+            ref = self._update_ref(card, outcome=turn.outcome)
+            if ref is not None:
+                if self.feed.following_live:  # (the Verdict tab holds this turn)
+                    self.inspector.verdict_panel.on_final = show_verdict
+                self.feed.live_finished(turn, ref)
         replayed, self._replaying = self._replaying, None
         if replayed is None:
             redacted = self.session.answer_finished(turn, self.runner.capture_id)
@@ -477,7 +489,7 @@ class ChatController(QObject):
                 self._card.note_redacted()
             if self._card is not None:
                 self._card.show_unanswered(self.history.unanswered(), skipped=False)
-            self._sync_answer_pagers()
+            self.sync_answer_pagers()
             _log.info("turn finished: %s", turn.summary())  # (the log masks every secret)
         self.busyChanged.emit(False)
         self.historyChanged.emit()

@@ -2,11 +2,13 @@
 them side by side — what differs, the metrics, the word diff of the text, the tool calls
 compared as JSON, and the frames aligned by index or by time.
 
-Both sides are replayed from their captures (instantly) through the same pipeline, so a
-session turn and a saved capture compare alike. Replaying and diffing are CPU work (a long
-answer is tens of thousands of words), so they run in the dialog's worker thread while the
-dialog shows "Comparing…"; the task awaiting them is the dialog's (:meth:`CompareDialog.compare`
-returns it; closing the dialog cancels it). A text diff too long to compare word by word is
+It compares as soon as it opens (the last two turns), and again whenever a side or the
+"Ignore ids and timestamps" box changes. Both sides are replayed from their captures
+(instantly) through the same pipeline, so a session turn and a saved capture compare alike.
+Replaying and diffing are CPU work (a long answer is tens of thousands of words), so they
+run in the dialog's worker thread while the dialog shows "Comparing…"; the task awaiting
+them is the dialog's (:meth:`CompareDialog.compare` returns it; closing the dialog cancels
+it). A text diff too long to compare word by word is
 coarsened, and the dialog says so.
 """
 
@@ -17,10 +19,11 @@ import html
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QCloseEvent
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QBrush, QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDialog,
     QFileDialog,
@@ -43,7 +46,6 @@ from streamscope.core.capture.compare import (
     FrameRow,
     TextDiff,
     WordOp,
-    align_frames,
     compare_captures,
 )
 from streamscope.core.capture.format import Capture, CaptureError, read_capture
@@ -100,9 +102,12 @@ def comparison_html(result: Comparison, *, dark: bool = False) -> str:
     return note + text
 
 
-def _compute(a: tuple[str, Capture], b: tuple[str, Capture], dark: bool) -> tuple[Comparison, str]:
+def _compute(
+    a: tuple[str, Capture], b: tuple[str, Capture], ignore_volatile: bool, dark: bool
+) -> tuple[Comparison, str]:
     """Replay, compare and lay out the text diff (in the dialog's worker thread)."""
-    result = compare_captures(a[1], b[1], (f"A: {a[0]}", f"B: {b[0]}"))
+    labels = (f"A: {a[0]}", f"B: {b[0]}")
+    result = compare_captures(a[1], b[1], labels, ignore_volatile=ignore_volatile)
     return result, comparison_html(result, dark=dark)
 
 
@@ -130,6 +135,11 @@ class CompareDialog(QDialog):
         self.comparison: Comparison | None = None
         self._task: asyncio.Task[Comparison] | None = None
         self._pool: ThreadPoolExecutor | None = None
+        self._asked: tuple[int, int, bool] | None = None  # what the last comparison compared
+        self._auto = QTimer(self)  # picks changed: compare again (once for both combos)
+        self._auto.setSingleShot(True)
+        self._auto.setInterval(0)
+        self._auto.timeout.connect(self._compare_if_changed)
 
         self.combo_a = QComboBox(self)
         self.combo_b = QComboBox(self)
@@ -138,7 +148,14 @@ class CompareDialog(QDialog):
         open_a.clicked.connect(lambda: self._on_open_clicked(self.combo_a))
         open_b.clicked.connect(lambda: self._on_open_clicked(self.combo_b))
         self.compare_button = QPushButton("Compare", self)
+        self.compare_button.setToolTip("Compare again (it compares by itself when A or B changes)")
         self.compare_button.clicked.connect(self.compare)
+        self.ignore_volatile = QCheckBox("Ignore ids and timestamps", self)
+        self.ignore_volatile.setChecked(True)
+        self.ignore_volatile.setToolTip(
+            "Compare the frames without the fields every run changes: id, created,"
+            " timestamp, and fields named …_id, …Id, …_at, …Time, …_time, …_duration."
+        )
         self.align_combo = QComboBox(self)
         self.align_combo.addItem("Frames aligned by index", "index")
         self.align_combo.addItem("Frames aligned by time", "time")
@@ -150,14 +167,22 @@ class CompareDialog(QDialog):
         pick.addWidget(QLabel("<b>B</b>", self), 1, 0)
         pick.addWidget(self.combo_b, 1, 1)
         pick.addWidget(open_b, 1, 2)
-        pick.addWidget(self.compare_button, 0, 3, 2, 1)
+        pick.addWidget(self.compare_button, 0, 3)
+        pick.addWidget(self.ignore_volatile, 1, 3)
         pick.setColumnStretch(1, 1)
+        for combo in (self.combo_a, self.combo_b):
+            combo.currentIndexChanged.connect(self._on_pick_changed)
+        self.ignore_volatile.toggled.connect(self._on_pick_changed)
 
         self.summary = QPlainTextEdit(self)
         self.summary.setReadOnly(True)
         self.metrics_table = QTableWidget(0, 3, self)
         self.metrics_table.setHorizontalHeaderLabels(["", "A", "B"])
         self._table_defaults(self.metrics_table)
+        for col in (1, 2):  # A and B: equal halves
+            self.metrics_table.horizontalHeader().setSectionResizeMode(
+                col, QHeaderView.ResizeMode.Stretch
+            )
         summary_box = QWidget(self)
         sb = QVBoxLayout(summary_box)
         sb.setContentsMargins(0, 0, 0, 0)
@@ -171,6 +196,15 @@ class CompareDialog(QDialog):
             ["# A", "t A (ms)", "A", "# B", "t B (ms)", "B"]
         )
         self._table_defaults(self.frames_table)
+        self.frames_table.setWordWrap(False)  # one line a frame, elided
+        header = self.frames_table.horizontalHeader()
+        header.setStretchLastSection(False)
+        for col in (2, 5):  # A's and B's frames: equal halves of what the numbers leave
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
+        digit = self.fontMetrics().horizontalAdvance("0")
+        for col, chars in ((0, 6), (1, 8), (3, 6), (4, 8)):  # the same on both sides
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(col, digit * chars + 16)
         frames_box = QWidget(self)
         fb = QVBoxLayout(frames_box)
         fb.setContentsMargins(0, 0, 0, 0)
@@ -247,8 +281,23 @@ class CompareDialog(QDialog):
 
     # -- comparing ------------------------------------------------------------------------------
 
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self.comparison is None and not self.busy:
+            self._auto.start()  # compare on open: no click needed
+
+    def _on_pick_changed(self, *_args: object) -> None:
+        if self.isVisible():
+            self._auto.start()
+
+    def _compare_if_changed(self) -> None:
+        ia, ib = self.combo_a.currentData(), self.combo_b.currentData()
+        if (ia, ib, self.ignore_volatile.isChecked()) != self._asked:
+            self.compare()
+
     def compare(self) -> asyncio.Task[Comparison] | None:
         """Compare the two picked sources (in a task; the views fill when it is done)."""
+        self._auto.stop()
         ia, ib = self.combo_a.currentData(), self.combo_b.currentData()
         if ia is None or ib is None:
             self.status.setText("Pick two turns (send two messages first) or open two captures.")
@@ -256,7 +305,11 @@ class CompareDialog(QDialog):
         if self._task is not None and not self._task.done():
             self._task.cancel()
         self._set_busy(True)
-        self._task = asyncio.ensure_future(self._compare(self.sources[ia], self.sources[ib]))
+        ignore = self.ignore_volatile.isChecked()
+        self._asked = (ia, ib, ignore)
+        self._task = asyncio.ensure_future(
+            self._compare(self.sources[ia], self.sources[ib], ignore)
+        )
         self._task.add_done_callback(self._on_task_done)
         return self._task
 
@@ -271,12 +324,15 @@ class CompareDialog(QDialog):
         if busy:
             self.status.setText("Comparing…")
 
-    async def _compare(self, a: tuple[str, Capture], b: tuple[str, Capture]) -> Comparison:
+    async def _compare(
+        self, a: tuple[str, Capture], b: tuple[str, Capture], ignore_volatile: bool
+    ) -> Comparison:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="compare")
         loop = asyncio.get_running_loop()
+        dark = is_dark(self.palette())
         result, text_html = await loop.run_in_executor(
-            self._pool, _compute, a, b, is_dark(self.palette())
+            self._pool, _compute, a, b, ignore_volatile, dark
         )
         self.show_result(result, text_html)
         return result
@@ -314,13 +370,9 @@ class CompareDialog(QDialog):
                     item.setBackground(QBrush(colour("compare_diff", self.palette())))
                 table.setItem(row, col, item)
         table.resizeColumnToContents(0)
-        for col in (1, 2):
-            table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
-        self.text_view.setHtml(
-            comparison_html(result, dark=is_dark(self.palette()))
-            if text_html is None
-            else text_html
-        )
+        if text_html is None:
+            text_html = comparison_html(result, dark=is_dark(self.palette()))
+        self.text_view.setHtml(text_html)
         self.tools_view.setPlainText(self._tools_text(result))
         self._fill_frames()
 
@@ -343,9 +395,7 @@ class CompareDialog(QDialog):
         result = self.comparison
         if result is None:
             return []
-        if self.align_combo.currentData() == "time":
-            return align_frames(result.a.frames, result.b.frames, by="time")
-        return align_frames(result.a.frames, result.b.frames, by="index")
+        return result.frame_rows("time" if self.align_combo.currentData() == "time" else "index")
 
     def _fill_frames(self, *_args: object) -> None:
         all_rows = self.frame_rows()

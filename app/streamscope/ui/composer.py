@@ -14,6 +14,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from streamscope.ui.shortcuts import native_keys, shortcut
+
+
+def _keys(name: str) -> str:
+    return native_keys(shortcut(name))
+
 
 class _Editor(QPlainTextEdit):
     submitted = Signal()
@@ -49,11 +55,15 @@ class Composer(QWidget):
         self.send_button = QPushButton("Send ⏎", self)
         self.send_button.setDefault(True)
         self.stop_button = QPushButton("■ Stop", self)
-        self.stop_button.setToolTip("Stop the stream (Esc)")
+        self.stop_button.setToolTip(f"Stop the stream ({_keys('stop')})")
         self.regenerate_button = QPushButton("↻ Regenerate", self)
-        self.regenerate_button.setToolTip("Send the last message again; keeps this answer")
+        self.regenerate_button.setToolTip(
+            f"Send the last message again; keeps this answer ({_keys('regenerate')})"
+        )
         self.edit_button = QPushButton("✎ Edit last", self)
-        self.edit_button.setToolTip("Put the last message back in the box to edit and resend")
+        self.edit_button.setToolTip(
+            f"Put the last message back in the box to edit and resend ({_keys('edit_last')})"
+        )
 
         self.edit_banner = QWidget(self)
         banner = QHBoxLayout(self.edit_banner)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMenu,
     QPushButton,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -24,6 +25,8 @@ from PySide6.QtWidgets import (
 from streamscope.core.store.database import Store
 
 UNDO_SECONDS = 15
+
+BUSY_NOTE = "A turn is streaming: stop it (Esc) or let it finish, then open another conversation."
 
 
 class ConversationsPanel(QWidget):
@@ -40,6 +43,12 @@ class ConversationsPanel(QWidget):
         self.search.setClearButtonEnabled(True)
         self.list = QListWidget(self)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        # Long titles end in "…" (the whole title is the tooltip); the list never scrolls
+        # sideways.
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setWordWrap(False)
+        self.list.setUniformItemSizes(True)
         self.new_button = QPushButton("+ New conversation", self)
         self.undo_button = QPushButton("Undo delete", self)
         self.undo_button.hide()
@@ -61,12 +70,13 @@ class ConversationsPanel(QWidget):
         self._undo_timer.timeout.connect(self.undo_button.hide)
         self._deleted: int | None = None
         self._current: int | None = None
+        self._busy = False
 
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.list.itemActivated.connect(self._on_list_item_activated)
         self.list.itemClicked.connect(self._on_list_item_activated)
         self.list.customContextMenuRequested.connect(self._on_list_context_menu)
-        self.new_button.clicked.connect(self.newRequested)
+        self.new_button.clicked.connect(self._on_new_button_clicked)
         self.undo_button.clicked.connect(self.undo_delete)
 
     # -- contents ------------------------------------------------------------------------
@@ -89,6 +99,17 @@ class ConversationsPanel(QWidget):
             self.list.addItem(item)
             if conv.id == self._current:
                 self.list.setCurrentItem(item)
+
+    def set_busy(self, busy: bool) -> None:
+        """While a turn streams the list stays browsable (scroll, search, tooltips, menus);
+        opening another conversation waits for the turn (clicking one says so)."""
+        self._busy = busy
+
+    def focus_list(self) -> None:
+        """Keyboard focus on the list, at the open conversation (or the first one)."""
+        self.list.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        if self.list.currentItem() is None and self.list.count():
+            self.list.setCurrentRow(0)
 
     def set_current(self, conversation_id: int | None) -> None:
         self._current = conversation_id
@@ -129,9 +150,43 @@ class ConversationsPanel(QWidget):
 
     def _on_list_item_activated(self, item: QListWidgetItem) -> None:
         conv_id = item.data(Qt.ItemDataRole.UserRole)
-        if conv_id is not None and int(conv_id) != self._current:
-            self._current = int(conv_id)
-            self.conversationChosen.emit(int(conv_id))
+        if conv_id is None or int(conv_id) == self._current:
+            return
+        if self._busy:
+            self._select(self._current)  # the chat still shows the streaming conversation
+            QToolTip.showText(
+                self.list.mapToGlobal(self.list.visualItemRect(item).center()),
+                BUSY_NOTE,
+                self.list,
+            )
+            return
+        self._current = int(conv_id)
+        self.conversationChosen.emit(int(conv_id))
+
+    def _on_new_button_clicked(self) -> None:
+        if self._busy:
+            QToolTip.showText(
+                self.new_button.mapToGlobal(self.new_button.rect().center()),
+                BUSY_NOTE,
+                self.new_button,
+            )
+            return
+        self.newRequested.emit()
+
+    def _select(self, conversation_id: int | None) -> None:
+        """Select the row of ``conversation_id`` (none: no row), without opening it."""
+        self.list.blockSignals(True)
+        try:
+            self.list.setCurrentRow(-1)
+            for i in range(self.list.count()):
+                item = self.list.item(i)
+                if conversation_id is not None and (
+                    item.data(Qt.ItemDataRole.UserRole) == conversation_id
+                ):
+                    self.list.setCurrentItem(item)
+                    break
+        finally:
+            self.list.blockSignals(False)
 
     def _on_list_context_menu(self, pos: QPoint) -> None:
         item = self.list.itemAt(pos)

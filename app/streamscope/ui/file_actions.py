@@ -1,6 +1,7 @@
 """The window's files: open a capture or repro bundle and replay it (read off the UI thread),
 save the last turn's capture, export its repro bundle, export a conversation (Markdown or
-JSON). File dialogs are parented to the window; what happened shows in the status bar."""
+JSON), import a HAR file's LLM exchanges as captures, export the last turn as HAR. File
+dialogs are parented to the window; what happened shows in the status bar."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from streamscope import __version__
 from streamscope.core.capture.format import Capture, CaptureError, read_capture, write_capture
 
 if TYPE_CHECKING:
+    from streamscope.core.capture.har import HarImport
     from streamscope.core.store.database import Store
     from streamscope.ui.chat_controller import ChatController
     from streamscope.ui.status_panel import StatusPanel
@@ -38,7 +40,11 @@ class FileActions(QObject):
         self._tasks: set[asyncio.Task[None]] = set()
         self._io = ThreadPoolExecutor(1, thread_name_prefix="capture-io")
         self.opening: asyncio.Task[None] | None = None
-        """The last capture being opened (read, then replayed)."""
+        """The last capture being opened (read, then replayed), or HAR file imported."""
+        self.exporting: asyncio.Task[None] | None = None
+        """The last HAR export being written."""
+        self.har_imported: HarImport | None = None
+        """What the last HAR import found."""
 
     def open_capture_dialog(self) -> None:
         """File > Open capture…: pick a file and a replay speed."""
@@ -114,6 +120,107 @@ class FileActions(QObject):
         if path:
             write_repro_bundle(Path(path), capture, turn, app_version=__version__)
             self._status.show_message(f"Repro bundle written to {path}")
+
+    def import_har_dialog(self) -> None:
+        """File > Import HAR…: pick a HAR file saved by a browser's developer tools."""
+        path, _ = QFileDialog.getOpenFileName(
+            self._window, "Import HAR", "", "HAR files (*.har);;All files (*)"
+        )
+        if path:
+            self.import_har(Path(path))
+
+    def import_har(self, path: Path) -> bool:
+        """Every LLM exchange in a HAR file becomes a stored capture (its outcome decided by
+        replaying it, off the UI thread); then pick one to replay into the window."""
+        from streamscope.core.capture.har import HarError, import_har
+
+        async def run() -> None:
+            self._status.show_message(f"Importing {path.name}…")
+            try:
+                result: HarImport = await asyncio.get_running_loop().run_in_executor(
+                    self._io, import_har, path
+                )
+            except (OSError, HarError) as exc:
+                self._status.show_message(f"Could not import {path.name}: {exc}")
+                QMessageBox.warning(self._window, "Import HAR", f"{path.name}: {exc}")
+                return
+            store = self._controller.runner.captures
+            for ex in result.imported:
+                if store is not None:
+                    store.save(ex.capture)
+            self.har_imported = result
+            n, skipped = len(result.imported), len(result.skipped)
+            self._status.show_message(
+                f"Imported {n} LLM exchange{'s' if n != 1 else ''} from {path.name} "
+                f"({skipped} other entr{'y' if skipped == 1 else 'ies'} skipped)"
+            )
+            if not result.imported:
+                QMessageBox.information(
+                    self._window, "Import HAR", f"{path.name} holds no LLM exchange."
+                )
+                return
+            items = [
+                f"entry {ex.entry} · {ex.capture.request.method if ex.capture.request else ''} "
+                f"{ex.capture.request.url if ex.capture.request else ''} · {ex.turn.summary()}"
+                for ex in result.imported
+            ]
+            choice, ok = QInputDialog.getItem(
+                self._window, "Import HAR", "Replay an exchange:", items, 0, False
+            )
+            if ok:
+                ex = result.imported[items.index(choice)]
+                self._controller.replay(
+                    ex.capture, speed=None, label=f"HAR · {path.name} · entry {ex.entry}"
+                )
+
+        task = asyncio.ensure_future(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        self.opening = task
+        return True
+
+    def export_har(self) -> None:
+        """File > Export as HAR…: the turn shown in the inspector (any turn of the
+        conversation, or a replay), else the last one; read and written off the UI thread."""
+        from streamscope.core.capture.har import capture_to_har, dump_har
+
+        ref = self._controller.feed.ref
+        capture = ref.capture if ref is not None else None
+        capture_id = ref.capture_id if ref is not None and capture is None else None
+        store = self._controller.runner.captures
+        if capture_id is not None and (store is None or not store.exists(capture_id)):
+            capture_id = None
+        if capture is None and capture_id is None:
+            capture = self._controller.last_capture
+        if capture is None and capture_id is None:
+            self._status.show_message("No turn with a capture to export")
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self._window, "Export as HAR", "turn.har", "HAR files (*.har)"
+        )
+        if not path:
+            return
+
+        def write() -> None:
+            if capture is not None:
+                shown = capture
+            else:
+                assert store is not None and capture_id is not None
+                shown = store.load(capture_id)
+            Path(path).write_bytes(dump_har(capture_to_har([shown])))
+
+        async def run() -> None:
+            try:
+                await asyncio.get_running_loop().run_in_executor(self._io, write)
+            except (OSError, CaptureError) as exc:
+                self._status.show_message(f"Could not export {Path(path).name}: {exc}")
+                return
+            self._status.show_message(f"HAR written to {path}")
+
+        task = asyncio.ensure_future(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        self.exporting = task
 
     def export_conversation(self, conversation_id: int, fmt: str) -> None:
         """Write a stored conversation as Markdown (``fmt`` "md") or JSON."""

@@ -4,11 +4,19 @@ the match in the Frames table, and every matching row is highlighted.
 
 The bar sits in the Frames tab above the table. It searches the frames model (all frames,
 whatever the filter shows); when a match is hidden by the filter, the filter is cleared.
+
+It searches as you type, :data:`~streamscope.ui.pacing.FIND_DEBOUNCE_MS` after the last key,
+a slice at a time as its job on the paint clock (checking a frame means decoding its bytes:
+100k frames take a second or more), saying "searching… 40%" with the matches so far; frames
+that arrive meanwhile are searched too. Enter while it searches selects the next match as
+soon as one is found (or when the search ends, to wrap around).
 """
 
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -26,8 +34,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from streamscope.ui import pacing
 from streamscope.ui.inspector.frames_model import FramesModel
 from streamscope.ui.inspector.frames_panel import FramesPanel
+from streamscope.ui.paint_clock import default_clock
 from streamscope.ui.theme import colour
 
 __all__ = ["FindQuery", "FramesFindBar", "find_rows", "parse_bytes_pattern"]
@@ -55,27 +65,39 @@ class FindQuery:
     mode: Mode = "any"
 
     def matches(self, model: FramesModel, row: int) -> bool:
+        return self.matcher(model)(row)
+
+    def matcher(self, model: FramesModel) -> Callable[[int], bool]:
+        """A test of one row, with the needle prepared once (it runs for every frame)."""
         needle = self.text.casefold()
-        if self.mode in ("any", "event"):
-            event, _summary = model.event_and_summary(row)
-            if needle in event.casefold():
-                return True
-            if self.mode == "event":
-                return False
-        raw = model.frame_bytes(row)
-        if self.mode in ("any", "text"):
-            if needle in raw.decode("utf-8", "replace").casefold():
-                return True
-            if self.mode == "text":
-                return needle in model.event_and_summary(row)[1].casefold()
-        return parse_bytes_pattern(self.text) in raw
+        mode = self.mode
+        pattern = parse_bytes_pattern(self.text) if mode in ("any", "bytes") else b""
+        log = model.log
+
+        def test(row: int) -> bool:
+            if mode in ("any", "event"):
+                if needle in log.label(row).casefold():
+                    return True
+                if mode == "event":
+                    return False
+            raw = model.frame_bytes(row)
+            if mode in ("any", "text"):
+                if needle in raw.decode("utf-8", "replace").casefold():
+                    return True
+                if mode == "text":
+                    return needle in model.event_and_summary(row)[1].casefold()
+            return pattern in raw
+
+        return test
 
 
 def find_rows(model: FramesModel, query: FindQuery) -> list[int]:
-    """Source rows matching ``query``, in order (none for an empty query)."""
+    """Source rows matching ``query``, in order (none for an empty query). All at once:
+    the bar searches a slice at a time instead."""
     if not query.text:
         return []
-    return [row for row in range(model.rowCount()) if query.matches(model, row)]
+    test = query.matcher(model)
+    return [row for row in range(model.rowCount()) if test(row)]
 
 
 class _MatchDelegate(QStyledItemDelegate):
@@ -105,9 +127,13 @@ class FramesFindBar(QWidget):
         super().__init__(panel)
         self.panel = panel
         self.model = panel.model
-        self.rows: list[int] = []
+        self.clock = default_clock()
+        self.rows: list[int] = []  # the matches found so far, in order
         self.current = -1
-        self._query: FindQuery | None = None
+        self._query: FindQuery | None = None  # the query searched (None: not started yet)
+        self._test: Callable[[int], bool] | None = None
+        self._scanned = 0  # rows checked for ``_query``
+        self._pending_step = 0  # Enter pressed while searching: step when a match is known
         self.edit = QLineEdit(self)
         self.edit.setPlaceholderText("Find in frames: event, text, or bytes (e2 80 9c)")
         self.edit.setClearButtonEnabled(True)
@@ -124,9 +150,12 @@ class FramesFindBar(QWidget):
         self.next_button.setAccessibleName("Next match")
         self.close_button = QToolButton(self)
         self.close_button.setText("✕")
-        self.close_button.setToolTip("Close the find bar (Esc)")
+        self.close_button.setToolTip("Close (Esc)")
         self.close_button.setAccessibleName("Close find bar")
         self.count_label = QLabel(self)
+        metrics = self.fontMetrics()
+        self.count_label.setMinimumWidth(metrics.horizontalAdvance("searching… 100%"))
+        self.edit.setMinimumWidth(metrics.horizontalAdvance("M") * 12)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
@@ -146,7 +175,7 @@ class FramesFindBar(QWidget):
         self.next_button.clicked.connect(self.find_next)
         self.prev_button.clicked.connect(self.find_previous)
         self.close_button.clicked.connect(self.close_bar)
-        self.model.modelReset.connect(self._on_query_changed)
+        self.model.modelReset.connect(self._on_model_modelReset)
         self.model.rowsInserted.connect(self._on_rows_inserted)
         layout_ = panel.layout()
         if layout_ is not None:
@@ -160,52 +189,133 @@ class FramesFindBar(QWidget):
         self.show()
         self.edit.setFocus()
         self.edit.selectAll()
+        if self.edit.text() and self._query is None:
+            self._start(debounce=False)
 
     def close_bar(self) -> None:
         self.hide()
+        self.clock.cancel(self._search_job)
+        self._query = None
+        self._pending_step = 0
         self.delegate.rows = set()
         self.panel.view.setItemDelegate(self._plain_delegate)
         self.panel.view.viewport().update()
 
     def set_query(self, text: str, mode: Mode = "any") -> None:
+        """Search for ``text`` now (no debounce; the first slice at once, the rest on the
+        paint clock: see :attr:`searching`)."""
         self.mode_combo.setCurrentIndex(next(i for i, (m, _) in enumerate(MODES) if m == mode))
         self.edit.setText(text)
-        self._search()
+        self._start(debounce=False)
 
     def find_next(self) -> int | None:
+        """Select the next match; ``None`` while the search has not found it yet (it is
+        selected when found) or when nothing matches."""
         return self._step(+1)
 
     def find_previous(self) -> int | None:
         return self._step(-1)
 
+    @property
+    def searching(self) -> bool:
+        """Whether a search is waiting for its debounce or has frames left to check."""
+        return bool(self.edit.text()) and (
+            self._query is None or self._scanned < self.model.rowCount()
+        )
+
+    def progress(self) -> float:
+        """The share of the frames checked so far."""
+        total = self.model.rowCount()
+        return min(1.0, self._scanned / total) if total and self._query is not None else 0.0
+
     # -- searching ----------------------------------------------------------------------------
 
     def _on_query_changed(self, *_args: object) -> None:
+        self._start(debounce=True)
+
+    def _start(self, *, debounce: bool) -> None:
+        """Forget the matches and search again from the first frame (after the debounce)."""
         self._query = None
+        self._test = None
+        self._scanned = 0
         self.rows = []
         self.current = -1
         self.delegate.rows = set()
-        self.count_label.clear()
         self.panel.view.viewport().update()
+        self.clock.cancel(self._search_job)
+        if not self.edit.text():
+            self._pending_step = 0
+            self.count_label.clear()
+            return
+        if self.panel.view.itemDelegate() is not self.delegate and not self.isHidden():
+            self.panel.view.setItemDelegate(self.delegate)
+        if debounce:
+            self._update_label()
+            self.clock.wake(self._search_job, time.monotonic() + pacing.FIND_DEBOUNCE_MS / 1000)
+        elif self._search_job(time.perf_counter() + pacing.TICK_BUDGET_MS / 1000) is not None:
+            self.clock.wake(self._search_job)  # (a small table is searched at once)
+
+    def _on_model_modelReset(self) -> None:
+        if self.isHidden():
+            self._query = None  # (searched again when the bar opens)
+            self.rows = []
+            self.current = -1
+        else:
+            self._start(debounce=False)  # another turn: the same search in its frames
 
     def _on_rows_inserted(self, *_args: object) -> None:
         if self._query is not None:
-            self._query = None  # search again on the next step (new frames arrived)
+            self.clock.wake(self._search_job)  # new frames: search them too
 
-    def _search(self) -> None:
-        mode = self.mode_combo.currentData()
-        query = FindQuery(self.edit.text(), mode if mode in ("event", "text", "bytes") else "any")
-        self._query = query
-        self.rows = find_rows(self.model, query)
-        if self.panel.view.itemDelegate() is not self.delegate:
-            self.panel.view.setItemDelegate(self.delegate)
-        self.delegate.rows = set(self.rows)
-        self.panel.view.viewport().update()
+    def _search_job(self, deadline: float) -> float | None:
+        """Check frames until ``deadline`` (the paint clock's job); when to run next."""
+        if self._query is None:
+            mode = self.mode_combo.currentData()
+            text = self.edit.text()
+            if not text:
+                return None
+            self._query = FindQuery(text, mode if mode in ("event", "text", "bytes") else "any")
+            self._test = self._query.matcher(self.model)
+        test = self._test
+        assert test is not None
+        total = self.model.rowCount()
+        row = self._scanned
+        found: list[int] = []
+        while row < total:
+            if test(row):
+                found.append(row)
+            row += 1
+            if not row % 32 and time.perf_counter() > deadline:
+                break
+        self._scanned = row
+        if found:
+            self.rows.extend(found)
+            self.delegate.rows.update(found)
+            self.panel.view.viewport().update()
+        if self._pending_step and self._step_ready(self._pending_step):
+            step, self._pending_step = self._pending_step, 0
+            self._step(step)
         self._update_label()
+        return 0.0 if row < total else None
+
+    def _step_ready(self, step: int) -> bool:
+        """Whether the match a step selects is known (searching in order: the next one is
+        known once found; a previous one or a wrap around only at the end)."""
+        if not self.searching:
+            return True
+        if step < 0 or not self.rows:
+            return False
+        selected = self.panel.selected_row()
+        return selected is None or self.rows[-1] > selected
 
     def _step(self, step: int) -> int | None:
-        if self._query is None:
-            self._search()
+        if not self.edit.text():
+            return None
+        if not self._step_ready(step):
+            self._pending_step = step
+            if self._query is None:  # Enter before the debounce: search now
+                self._start(debounce=False)
+            return None
         if not self.rows:
             self._update_label()
             return None
@@ -227,11 +337,17 @@ class FramesFindBar(QWidget):
         return row
 
     def _update_label(self) -> None:
-        if not self.rows:
+        found = len(self.rows)
+        if self.searching:
+            share = f" {self.progress():.0%}" if self._query is not None else ""
+            so_far = f" · {found:,} found" if found else ""
+            self.count_label.setText(f"searching…{share}{so_far}")
+        elif not found:
             self.count_label.setText("no match" if self.edit.text() else "")
-            return
-        position = f"{self.current + 1} of " if self.current >= 0 else ""
-        self.count_label.setText(f"{position}{len(self.rows)}")
+        elif self.current >= 0:
+            self.count_label.setText(f"{self.current + 1:,} of {found:,}")
+        else:
+            self.count_label.setText(f"{found:,} match{'es' if found != 1 else ''}")
 
     def _on_edit_returnPressed(self) -> None:
         if QGuiApplication.keyboardModifiers() & Qt.KeyboardModifier.ShiftModifier:

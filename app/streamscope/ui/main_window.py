@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QCloseEvent
-    from PySide6.QtWidgets import QComboBox, QDialog, QDockWidget, QPushButton
+    from PySide6.QtWidgets import QAbstractButton, QComboBox, QDialog, QDockWidget
 
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.net.endpoint_store import EndpointSettings
@@ -178,10 +178,16 @@ class MainWindow(QMainWindow):
         self.controller.historyChanged.connect(self._on_controller_history_changed)
         self._build_tap()
 
+        self._shortcuts_dialog: QDialog | None = None
+        self.log_folder_dialog: QDialog | None = None
         self._build_menus()
-        window_state.restore_layout(
+        from streamscope.ui.focus_ring import FocusRing
+
+        self.focus_ring = FocusRing(self)  # keyboard focus is always visible
+        self.chat_room = window_state.restore_layout(
             self,
             self.inspector,
+            chat=self.chat,
             conversations_dock=self.conversations_dock,
             inspector_dock=self.inspector_dock,
         )
@@ -225,11 +231,14 @@ class MainWindow(QMainWindow):
 
     @property
     def alt_label(self) -> QLabel:
-        return self.endpoint_bar.alt_label
+        """The pager's label, on the answer shown last (the one it pages)."""
+        cards = [c for c in self.controller.answer_cards if not c.isHidden()]
+        return cards[-1].alt_label if cards else self.endpoint_bar.alt_label
 
     @property
-    def prev_alt(self) -> QPushButton:
-        return self.endpoint_bar.prev_alt
+    def prev_alt(self) -> QAbstractButton:
+        cards = [c for c in self.controller.answer_cards if not c.isHidden()]
+        return cards[-1].prev_alt if cards else self.endpoint_bar.prev_alt
 
     @property
     def endpoints(self) -> EndpointSettings:
@@ -262,13 +271,13 @@ class MainWindow(QMainWindow):
         return dock
 
     def _build_menus(self) -> None:
-        from PySide6.QtCore import Qt
-        from PySide6.QtGui import QAction, QKeySequence
+        from PySide6.QtGui import QAction
+
+        from streamscope.ui import shortcuts
 
         menu = self.menuBar()
         file_menu = menu.addMenu("&File")
-        new_action = QAction("&New conversation", self)
-        new_action.setShortcut(QKeySequence.StandardKey.New)
+        new_action = shortcuts.bind(QAction("&New conversation", self), "new_conversation")
         new_action.triggered.connect(self.switcher.new_conversation)
         file_menu.addAction(new_action)
         file_menu.addSeparator()
@@ -276,15 +285,17 @@ class MainWindow(QMainWindow):
             ("Open capture…", self.files.open_capture_dialog),
             ("Save capture of the last turn…", self.files.save_capture),
             ("Export repro bundle of the last turn…", self.files.export_bundle),
+            ("Export as HAR…", self.files.export_har),
+            ("Import HAR…", self.files.import_har_dialog),
         ):
             action = QAction(text, self)
             action.triggered.connect(slot)
             file_menu.addAction(action)
         file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action = shortcuts.bind(QAction("&Quit", self), "quit")
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
+        shortcuts.add_chat_menu(self)
         endpoint_menu = menu.addMenu("&Endpoint")
         edit = QAction("&Edit current endpoint…", self)
         edit.triggered.connect(self.endpoint_bar.edit_endpoint)
@@ -305,12 +316,12 @@ class MainWindow(QMainWindow):
         ):
             view.addAction(dock.toggleViewAction())
         self.theme.add_actions(view, self, zoomed=(self.chat, self.inspector))
-        stop = QAction("Stop", self)
-        stop.setShortcut(QKeySequence(Qt.Key.Key_Escape))
-        stop.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-        stop.triggered.connect(self._on_stop_triggered)
-        self.addAction(stop)
+        view.addSeparator()
+        shortcuts.add_go_to_actions(self, view)
         self._help_menu = menu.addMenu("&Help")
+        keys = shortcuts.bind(QAction("&Keyboard shortcuts", self), "shortcuts")
+        keys.triggered.connect(self.show_shortcuts)
+        self._help_menu.addAction(keys)
         logs = QAction("Open &log folder", self)
         logs.triggered.connect(self._on_logs_triggered)
         self._help_menu.addAction(logs)
@@ -355,7 +366,11 @@ class MainWindow(QMainWindow):
         self.tls_label.setVisible(not ep.tls_verify)
 
     def _update_alternatives(self) -> None:
-        self.endpoint_bar.show_alternatives(*self.controller.history.alternatives())
+        """The pagers sit on the answers they page (every step's, kept by the controller),
+        not on the toolbar."""
+        chosen, _count = self.controller.history.alternatives()
+        self.endpoint_bar.show_alternatives(chosen, 0)
+        self.controller.sync_answer_pagers()
 
     def _on_endpoint_bar_alternative_stepped(self, step: int) -> None:
         chosen, _count = self.controller.history.alternatives()
@@ -370,7 +385,8 @@ class MainWindow(QMainWindow):
         if text is not None:
             self.composer.begin_edit(text)
 
-    def _on_stop_triggered(self) -> None:
+    def stop_or_cancel_edit(self) -> None:
+        """Esc: stop the stream, or — editing, with nothing streaming — cancel the edit."""
         if not self.controller.busy and self.controller.history.editing:
             self.controller.cancel_edit()  # (Esc outside the box while editing)
         else:
@@ -383,12 +399,18 @@ class MainWindow(QMainWindow):
     def _on_controller_busy_changed(self, busy: bool) -> None:
         self.composer.set_running(busy)
         self.endpoint_bar.endpoint_combo.setEnabled(not busy)
-        self.conversations.setEnabled(not busy)
+        self.conversations.set_busy(busy)  # browsable while a turn streams
+        if busy:  # a new conversation is listed as its first turn starts, not as it ends
+            self._list_open_conversation()
         if not busy:
             self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
             self._update_alternatives()
 
     def _on_controller_history_changed(self) -> None:
+        self._list_open_conversation()
+        self._update_alternatives()
+
+    def _list_open_conversation(self) -> None:
         session = self.controller.session
         if session.conversation_id is not None and session.conversation_id not in (
             self.conversations.ids()
@@ -398,10 +420,19 @@ class MainWindow(QMainWindow):
         self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
 
     def _on_logs_triggered(self) -> None:
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
+        from streamscope.ui.log_folder import open_log_folder
 
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+        self.log_folder_dialog = open_log_folder(paths.log_dir(), self)
+
+    def show_shortcuts(self) -> QDialog:
+        """Help → Keyboard shortcuts (one dialog, raised when asked again)."""
+        from streamscope.ui.shortcuts import ShortcutsDialog
+
+        if self._shortcuts_dialog is None:
+            self._shortcuts_dialog = ShortcutsDialog(self)
+        self._shortcuts_dialog.show()
+        self._shortcuts_dialog.raise_()
+        return self._shortcuts_dialog
 
     def _on_about_triggered(self) -> None:
         from PySide6.QtWidgets import QMessageBox

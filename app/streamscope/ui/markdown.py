@@ -271,7 +271,7 @@ class MarkdownWriter:
         cursor.insertFrame(frame)
 
         header = QTextBlockFormat()
-        header.setAlignment(Qt.AlignmentFlag.AlignRight)
+        header.setAlignment(Qt.AlignmentFlag.AlignLeft)
         cursor.setBlockFormat(header)
         label = QTextCharFormat()
         label.setForeground(style.muted)
@@ -284,7 +284,9 @@ class MarkdownWriter:
         link.setToolTip("Copy this code block")
         cursor.insertText("Copy", link)
 
-        cursor.insertBlock(QTextBlockFormat(), style.base_format())
+        lines = QTextBlockFormat()
+        lines.setNonBreakableLines(True)  # code is not wrapped: its pane scrolls sideways
+        cursor.insertBlock(lines, style.base_format())
         if not block.code:
             cursor.movePosition(QTextCursor.MoveOperation.End)
             return

@@ -79,3 +79,6 @@ counts tenths of a second)."""
 
 FILTER_DEBOUNCE_MS = 150
 """Typing in the Frames filter applies it this long after the last key."""
+
+FIND_DEBOUNCE_MS = 200
+"""Find in frames searches this long after the last key (then a slice per tick)."""

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QObject, Qt
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -54,6 +54,7 @@ from streamscope.core.net.raw_request import (
     user_text,
 )
 from streamscope.core.wire.dialects.base import RequestSpec
+from streamscope.ui import shortcuts
 from streamscope.ui.compare_view import CompareDialog
 from streamscope.ui.curl_import import CurlImportDialog, CurlPasteFilter
 from streamscope.ui.frames_find import FramesFindBar
@@ -122,12 +123,12 @@ class PowerTools(QObject):
 
     def _build_menu(self) -> QMenu:
         menu = QMenu("&Stream", self._window)
-        entries: list[tuple[str, str, Any, QKeySequence | None]] = [
-            ("edit", "&Edit and resend…", self.edit_and_resend, QKeySequence("Ctrl+Shift+E")),
+        entries: list[tuple[str, str, Any, str | None]] = [  # (keys: shortcuts.SHORTCUTS)
+            ("edit", "&Edit and resend…", self.edit_and_resend, "edit_and_resend"),
             ("raw", "New &raw request…", self.new_raw_request, None),
-            ("import", "&Import curl…", self.import_curl, QKeySequence("Ctrl+Shift+I")),
+            ("import", "&Import curl…", self.import_curl, "import_curl"),
             ("", "", None, None),
-            ("copy_curl", "Copy as &curl", self.copy_as_curl, QKeySequence("Ctrl+Shift+C")),
+            ("copy_curl", "Copy as &curl", self.copy_as_curl, "copy_curl"),
             ("copy_python", "Copy as &Python (httpx)", self.copy_as_python, None),
             ("export", "E&xport frames as JSON Lines…", self.export_frames, None),
             ("", "", None, None),
@@ -136,7 +137,7 @@ class PowerTools(QObject):
                 "find",
                 "&Find in frames",
                 self.find_in_frames,
-                QKeySequence(QKeySequence.StandardKey.Find),
+                "find",
             ),
         ]
         for name, text, slot, shortcut in entries:
@@ -145,8 +146,7 @@ class PowerTools(QObject):
                 continue
             action = QAction(text, self._window)
             if shortcut is not None:
-                action.setShortcut(shortcut)
-                action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+                shortcuts.bind(action, shortcut)
             action.triggered.connect(slot)
             menu.addAction(action)
             self.actions[name] = action

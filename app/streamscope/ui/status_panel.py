@@ -191,3 +191,8 @@ class StatusPanel(QWidget):
         set_text_colour(self.glyph, colour, "font-weight: bold;")
         self.label.setText(status_line(turn, frames))
         self.label.setToolTip("\n".join(turn.warnings))
+
+    def show_verdict(self, verdict: str) -> None:
+        """The Verdict tab's short line beside the outcome ("2 spec errors · buffered by a
+        proxy")."""
+        self.label.setText(f"{self.label.text()} · {verdict}")

@@ -113,6 +113,8 @@ class PlainAppender:
 class TextPane(QTextBrowser):
     """A read-only text view exactly as tall as its document (the chat scrolls, not it).
 
+    Prose wraps; code (blocks with non-breakable lines) does not: when a line is wider than
+    the pane, the pane scrolls sideways (its scroll bar, a sideways wheel or Shift+wheel).
     Text is selectable; ``copy:N`` links copy ``codes[N]`` to the clipboard, other links
     open in the system browser. Images are never loaded.
     """
@@ -121,10 +123,11 @@ class TextPane(QTextBrowser):
         super().__init__(parent)
         self.codes: list[str] = []
         self._height = -1
+        self._held = False
         self.setOpenLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(8)
         palette = self.palette()
@@ -136,13 +139,35 @@ class TextPane(QTextBrowser):
         document.setDocumentMargin(2)
         layout = document.documentLayout()
         layout.documentSizeChanged.connect(self._on_layout_documentSizeChanged)
+        document.contentsChange.connect(self._on_document_contentsChange)
         self.anchorClicked.connect(self._on_self_anchorClicked)
 
     def _on_layout_documentSizeChanged(self, size: QSizeF) -> None:
         height = math.ceil(size.height()) + 2 * self.frameWidth()
+        if size.width() > self.viewport().width() + 0.5:  # a code line is wider: room for
+            height += self.horizontalScrollBar().sizeHint().height()  # the sideways bar
         if height != self._height:
             self._height = height
-            self.setFixedHeight(height)
+            if not self._held:
+                self.setFixedHeight(height)
+
+    def hold(self, held: bool) -> None:
+        """While held the pane takes no height (its document is laid out at its width all
+        the same): text can be written into it out of sight, then shown at once."""
+        self._held = held
+        self.setFixedHeight(0 if held else max(self._height, 0))
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    def _on_document_contentsChange(self, _position: int, _removed: int, _added: int) -> None:
+        # Text written by other cursors drags this view's own cursor to its end, and the
+        # view would scroll sideways to show it: keep it at the start (unless selecting).
+        cursor = self.textCursor()
+        if cursor.position() and not cursor.hasSelection():
+            cursor.setPosition(0)
+            self.setTextCursor(cursor)
 
     def _on_self_anchorClicked(self, url: QUrl) -> None:
         if url.scheme() == "copy":
@@ -157,5 +182,17 @@ class TextPane(QTextBrowser):
     def loadResource(self, type: int, name: QUrl | str) -> object:
         return None
 
-    def wheelEvent(self, event: QWheelEvent) -> None:  # the chat scrolls, not the pane
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        """Sideways (or Shift+wheel) scrolls a pane that is wider than it is shown; the rest
+        goes to the chat, which scrolls, not the pane."""
+        delta = event.angleDelta()
+        sideways = abs(delta.x()) > abs(delta.y()) or bool(
+            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        )
+        bar = self.horizontalScrollBar()
+        if sideways and bar.maximum() > 0:
+            steps = (delta.x() if abs(delta.x()) > abs(delta.y()) else delta.y()) / 120
+            bar.setValue(bar.value() - round(steps * 3 * bar.singleStep()))
+            event.accept()
+            return
         event.ignore()

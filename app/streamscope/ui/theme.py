@@ -456,13 +456,15 @@ class ThemeManager(QObject):
             group.addAction(action)
             themes.addAction(action)
             self._mode_actions[mode] = action
-        for text, keys, slot in (
-            ("Zoom &in", ["Ctrl+=", "Ctrl++"], self.zoom_in),
-            ("Zoom &out", ["Ctrl+-"], self.zoom_out),
-            ("&Reset zoom", ["Ctrl+0"], lambda: self.set_zoom(100)),
+        from streamscope.ui import shortcuts
+
+        for name, text, slot in (
+            ("zoom_in", "Zoom &in", self.zoom_in),
+            ("zoom_out", "Zoom &out", self.zoom_out),
+            ("zoom_reset", "&Reset zoom", lambda: self.set_zoom(100)),
         ):
-            action = QAction(text, window)
-            action.setShortcuts([QKeySequence(k) for k in keys])
-            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            action = shortcuts.bind(QAction(text, window), name)
+            if name == "zoom_in":  # (Ctrl++ too: where + needs no Shift)
+                action.setShortcuts([action.shortcut(), QKeySequence("Ctrl++")])
             action.triggered.connect(slot)
             menu.addAction(action)

@@ -13,11 +13,17 @@ Timings (TTFT, tokens/s, duration, inter-frame gaps) always differ a little betw
 so they are shown but never counted as differences. Tool-call arguments are compared as
 parsed JSON (key order and spacing do not matter), path by path; when either side does not
 parse, as raw strings.
+
+The frames' payloads are compared too, frame by frame (by index): with ``ignore_volatile``
+(the default) as JSON without the fields every run changes — ids and timestamps, see
+:func:`volatile_key` — so two runs of the same answer compare equal; without it, byte for
+byte, so a changed ``id`` or ``created`` is a difference.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import math
 import statistics
@@ -46,9 +52,11 @@ __all__ = [
     "align_frames",
     "compare_captures",
     "compare_turns",
+    "frame_key",
     "gap_stats",
     "json_diff",
     "load_side",
+    "volatile_key",
     "word_diff",
 ]
 
@@ -265,23 +273,54 @@ def _compare_call(
 # -- frames -----------------------------------------------------------------------------
 
 
+_VOLATILE_NAMES = frozenset(("id", "created", "timestamp"))
+_VOLATILE_SUFFIXES = ("_id", "Id", "_at", "Time", "_time", "_duration")
+
+
+def volatile_key(key: str) -> bool:
+    """Whether a JSON field is one every run changes: an id (``id``, ``tool_call_id``,
+    ``responseId``) or a time (``created``, ``created_at``, ``createTime``, ``timestamp``,
+    Ollama's ``eval_duration``…)."""
+    return key in _VOLATILE_NAMES or key.endswith(_VOLATILE_SUFFIXES)
+
+
+def _without_volatile(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_volatile(v) for k, v in value.items() if not volatile_key(k)}
+    if isinstance(value, list):
+        return [_without_volatile(v) for v in value]
+    return value
+
+
+def frame_key(frame: FrameRecord, *, ignore_volatile: bool = False) -> object:
+    """What two frames must share to be the same: event name, data and comments (with
+    ``ignore_volatile``, JSON data without its ids and timestamps)."""
+    data: object = frame.data
+    if ignore_volatile and frame.data and frame.data[:1] in ("{", "["):
+        with contextlib.suppress(orjson.JSONDecodeError):
+            data = _without_volatile(orjson.loads(frame.data))
+    return frame.event, data, frame.comments
+
+
 @dataclass(frozen=True, slots=True)
 class FrameRow:
     """One aligned row: frame ``ia`` of A and/or ``ib`` of B (``None`` on a missing side).
-    ``same``: both present with the same event name and data."""
+    ``same``: both present with the same event name and data (ids and timestamps aside
+    when ``ignore_volatile``)."""
 
     ia: int | None
     ib: int | None
     a: FrameRecord | None
     b: FrameRecord | None
+    ignore_volatile: bool = False
 
     @property
     def same(self) -> bool:
-        return (
-            self.a is not None
-            and self.b is not None
-            and (self.a.event, self.a.data, self.a.comments)
-            == (self.b.event, self.b.data, self.b.comments)
+        if self.a is None or self.b is None:
+            return False
+        ignore = self.ignore_volatile
+        return frame_key(self.a, ignore_volatile=ignore) == frame_key(
+            self.b, ignore_volatile=ignore
         )
 
 
@@ -291,9 +330,11 @@ def align_frames(
     *,
     by: Literal["index", "time"] = "index",
     tolerance: float = 0.005,
+    ignore_volatile: bool = False,
 ) -> list[FrameRow]:
     """Pair frames by position, or by time: frames whose times are within ``tolerance``
     seconds pair up; otherwise the earlier frame gets a row of its own."""
+    iv = ignore_volatile
     if by == "index":
         n = max(len(a), len(b))
         return [
@@ -302,6 +343,7 @@ def align_frames(
                 i if i < len(b) else None,
                 a[i] if i < len(a) else None,
                 b[i] if i < len(b) else None,
+                iv,
             )
             for i in range(n)
         ]
@@ -309,16 +351,26 @@ def align_frames(
     i = j = 0
     while i < len(a) or j < len(b):
         if i < len(a) and j < len(b) and abs(a[i].t - b[j].t) <= tolerance:
-            rows.append(FrameRow(i, j, a[i], b[j]))
+            rows.append(FrameRow(i, j, a[i], b[j], iv))
             i += 1
             j += 1
         elif j >= len(b) or (i < len(a) and a[i].t < b[j].t):
-            rows.append(FrameRow(i, None, a[i], None))
+            rows.append(FrameRow(i, None, a[i], None, iv))
             i += 1
         else:
-            rows.append(FrameRow(None, j, None, b[j]))
+            rows.append(FrameRow(None, j, None, b[j], iv))
             j += 1
     return rows
+
+
+def _changed_frames(a: TurnSide, b: TurnSide, ignore_volatile: bool) -> int:
+    """Frames (paired by index) whose payloads differ."""
+    return sum(
+        1
+        for fa, fb in zip(a.frames, b.frames, strict=False)
+        if frame_key(fa, ignore_volatile=ignore_volatile)
+        != frame_key(fb, ignore_volatile=ignore_volatile)
+    )
 
 
 # -- the comparison -----------------------------------------------------------------------
@@ -334,6 +386,10 @@ class Comparison:
     text: TextDiff
     reasoning: TextDiff
     tool_calls: tuple[ToolCallComparison, ...] = field(default=())
+    changed_frames: int = 0
+    """Frames (paired by index) whose payloads differ."""
+    ignore_volatile: bool = True
+    """Whether ids and timestamps in the frames were left out of the comparison."""
 
     @property
     def text_ops(self) -> tuple[WordOp, ...]:
@@ -353,10 +409,20 @@ class Comparison:
         out += _changed_text("text", self.text) + _changed_text("reasoning", self.reasoning)
         for call in self.tool_calls:
             out += call.describe()
+        if self.changed_frames:
+            paired = min(len(self.a.frames), len(self.b.frames))
+            aside = " (ids and timestamps aside)" if self.ignore_volatile else ""
+            out.append(f"frames: {self.changed_frames} of {paired} differ in content{aside}")
         return out
 
+    def frame_rows(self, by: Literal["index", "time"] = "index") -> list[FrameRow]:
+        """The frames aligned, compared as this comparison compares them."""
+        return align_frames(
+            self.a.frames, self.b.frames, by=by, ignore_volatile=self.ignore_volatile
+        )
 
-def compare_turns(a: TurnSide, b: TurnSide) -> Comparison:
+
+def compare_turns(a: TurnSide, b: TurnSide, *, ignore_volatile: bool = True) -> Comparison:
     calls_a, calls_b = a.turn.tool_calls, b.turn.tool_calls
     calls = tuple(
         _compare_call(
@@ -373,14 +439,22 @@ def compare_turns(a: TurnSide, b: TurnSide) -> Comparison:
         text_diff(a.turn.text, b.turn.text),
         text_diff(a.turn.reasoning, b.turn.reasoning),
         calls,
+        _changed_frames(a, b, ignore_volatile),
+        ignore_volatile,
     )
 
 
-def compare_captures(a: Capture, b: Capture, labels: tuple[str, str] = ("A", "B")) -> Comparison:
+def compare_captures(
+    a: Capture,
+    b: Capture,
+    labels: tuple[str, str] = ("A", "B"),
+    *,
+    ignore_volatile: bool = True,
+) -> Comparison:
     """Replay both captures (instantly) and compare them. Synchronous, with an event loop of
     its own, so that a window runs it in a worker thread (replay and diff are CPU work)."""
 
     async def sides() -> tuple[TurnSide, TurnSide]:
         return await load_side(a, labels[0]), await load_side(b, labels[1])
 
-    return compare_turns(*asyncio.run(sides()))
+    return compare_turns(*asyncio.run(sides()), ignore_volatile=ignore_volatile)

@@ -42,6 +42,7 @@ from streamscope.core.turn.model import Timings, Turn
 from streamscope.core.turn.observer import MultiObserver, TurnObserver
 from streamscope.core.turn.outcome import EndKind, Outcome, StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline
+from streamscope.core.turn.progress import MarkedFrame
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.core.wire.events import DialectWarning
@@ -501,7 +502,13 @@ class _Run:
                     headers=self.headers_at,
                 )
             tail = pipe.end_input(end, now)
-            self.frames += len(tail.frames)
+            # (an error's body is a row of the Frames tab, but no frame of a stream: a
+            # non-streaming exchange counts 0 frames, as its JSON line promises)
+            self.frames += sum(
+                1
+                for f in tail.frames
+                if not (isinstance(f.frame, MarkedFrame) and f.frame.role == "body")
+            )
             if tail.frames or tail.events:
                 obs.progressed(tail, now)
             turn = pipe.close(end, now)

@@ -102,8 +102,10 @@ class StreamPipeline:
         max_line_bytes: int = 1 << 20,
         request_sent: float | None = None,
         headers: float | None = None,
+        head_bytes: int = BODY_KEPT,
     ) -> None:
         self.keep_frames = keep_frames
+        self._head_max = head_bytes  # (a second pipeline beside a live one may keep less)
         self.content_type = content_type
         self._max_line = max_line_bytes
         self._dialect: Dialect | None = None if dialect == "auto" else get_dialect(dialect)
@@ -119,6 +121,7 @@ class StreamPipeline:
         self._frame_no = 0  # frames so far (the Frames tab's numbering)
         self._sniffed: list[SSEEvent] | None = None if self._dialect is None else []
         self.assembler = TurnAssembler(request_sent=request_sent, headers=headers)
+        self.end_kind: str | None = None  # how the input ended, as close() decided it
         if self._dialect is not None:
             self._use(self._dialect)
             self._decoder = self._new_decoder(self._dialect.framing)
@@ -151,8 +154,8 @@ class StreamPipeline:
         if asm.first_byte is None:
             asm.first_byte = t
         asm.bytes_received += len(data)
-        if len(self._head) < BODY_KEPT:
-            self._head += data[: BODY_KEPT - len(self._head)]
+        if len(self._head) < self._head_max:
+            self._head += data[: self._head_max - len(self._head)]
         if not self.keep_frames:
             self._tail = (self._tail + data[-4:])[-4:]  # (not a copy of a big read)
         decoder = self._decoder
@@ -239,6 +242,7 @@ class StreamPipeline:
             end = replace(end, detail=self._protocol_error)
         elif end.kind in _BODY_ENDS and self._not_a_stream(end):
             end = replace(end, kind="not_a_stream", body=bytes(self._head))
+        self.end_kind = end.kind
         return self.assembler.finish(end, t)
 
     def snapshot(self) -> Turn:

@@ -14,6 +14,7 @@ import codecs
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QFontMetrics, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QLabel,
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from streamscope.core.wire.events import StreamEvent
+from streamscope.ui.elided_label import ElidedLabel
 from streamscope.ui.theme import colour, monospace_font, text_fill
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "RenderedBytes",
     "describe_event",
     "hex_dump",
+    "hex_line_chars",
     "visible_text",
 ]
 
@@ -92,24 +95,31 @@ def visible_text(
     return RenderedBytes("".join(parts), tuple(marks))
 
 
-def hex_dump(data: bytes, boundaries: list[int], base: int = 0) -> RenderedBytes:
-    """``offset | hex | ascii`` lines of 16 bytes; ``base`` is the offset of ``data[0]``."""
+def hex_line_chars(per_row: int) -> int:
+    """How many characters a :func:`hex_dump` line of ``per_row`` bytes takes."""
+    return 9 + 3 * per_row + 1 + 3 + per_row + 1
+
+
+def hex_dump(data: bytes, boundaries: list[int], base: int = 0, per_row: int = 16) -> RenderedBytes:
+    """``offset | hex | ascii`` lines of ``per_row`` bytes (an extra space halfway);
+    ``base`` is the offset of ``data[0]``."""
     cuts = set(boundaries)
     lines: list[str] = []
     marks: list[int] = []
     pos = 0
-    for row in range(0, len(data), 16):
-        chunk = data[row : row + 16]
+    half = per_row // 2
+    for row in range(0, len(data), per_row):
+        chunk = data[row : row + per_row]
         line = [f"{base + row:08x} "]
         width = len(line[0])
         for i, byte in enumerate(chunk):
             sep = MARK if row + i in cuts else " "
             if sep == MARK:
                 marks.append(pos + width)
-            extra = " " if i == 8 else ""
+            extra = " " if i == half else ""
             line.append(f"{extra}{sep}{byte:02x}")
             width += len(extra) + 3
-        pad = " " * (3 * (16 - len(chunk)) + (1 if len(chunk) <= 8 else 0))
+        pad = " " * (3 * (per_row - len(chunk)) + (1 if len(chunk) <= half else 0))
         ascii_part = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
         text = "".join(line) + pad + "  |" + ascii_part + "|"
         lines.append(text)
@@ -136,8 +146,7 @@ class FrameDetail(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         mono = monospace_font()  # (its size follows the text zoom)
-        self.header = QLabel("Select a frame to see its exact bytes.", self)
-        self.header.setWordWrap(True)
+        self.header = ElidedLabel("Select a frame to see its exact bytes.", self)
         self.text_view = QPlainTextEdit(self)
         self.hex_view = QPlainTextEdit(self)
         for view in (self.text_view, self.hex_view):
@@ -145,6 +154,9 @@ class FrameDetail(QWidget):
             view.setFont(mono)
             view.setUndoRedoEnabled(False)
         self.hex_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.hex_view.viewport().installEventFilter(self)
+        self.per_row = 16  # bytes per hex line: 8 when 16 would not fit the pane's width
+        self._hex_source: tuple[bytes, list[int], int] | None = None
         metrics = QFontMetrics(mono)
         has_pictures = all(metrics.inFontUcs4(ord(c[0])) for c in CONTROL_PICTURES.values())
         self.glyphs = CONTROL_PICTURES if has_pictures else ARROWS
@@ -169,7 +181,24 @@ class FrameDetail(QWidget):
         self._mark_format = QTextCharFormat()
         self._mark_format.setFontWeight(700)
 
+    def _fitting_per_row(self) -> int:
+        """16 bytes a hex line if the line fits the pane (ASCII column included), else 8."""
+        # (a hidden tab keeps a stale size: the Text view, in the same place, has the width)
+        shown = self.hex_view if self.hex_view.isVisible() else self.text_view
+        room = shown.viewport().width() - 2 * self.hex_view.document().documentMargin()
+        digit = self.hex_view.fontMetrics().horizontalAdvance("0")
+        return 16 if hex_line_chars(16) * digit <= room else 8
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and self._hex_source is not None:
+            per_row = self._fitting_per_row()
+            if per_row != self.per_row:  # (the pane got narrower or wider: lay out again)
+                self.per_row = per_row
+                self._fill(self.hex_view, hex_dump(*self._hex_source, per_row))
+        return False
+
     def clear(self) -> None:
+        self._hex_source = None
         self.header.setText("Select a frame to see its exact bytes.")
         self.text_view.clear()
         self.hex_view.clear()
@@ -204,7 +233,9 @@ class FrameDetail(QWidget):
             parts.append(f"showing the first {len(shown):,} bytes")
         self.header.setText(" · ".join(parts))
         self._fill(self.text_view, visible_text(shown, cuts, self.glyphs))
-        self._fill(self.hex_view, hex_dump(shown, cuts, offset or 0))
+        self._hex_source = (shown, cuts, offset or 0)
+        self.per_row = self._fitting_per_row()
+        self._fill(self.hex_view, hex_dump(shown, cuts, offset or 0, self.per_row))
         self.events_label.setText(f"Events ({len(events)})" if events else "Events: none")
         self.events_view.setPlainText("\n".join(describe_event(e) for e in events))
 

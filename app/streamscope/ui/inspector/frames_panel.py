@@ -3,7 +3,11 @@
 
 Batches go into the table's log as they arrive; the table shows the new rows when the paint
 clock gives it a slot: at once, then at most every
-:data:`~streamscope.ui.pacing.TABLE_PAINT_MS` while frames pour in."""
+:data:`~streamscope.ui.pacing.TABLE_PAINT_MS` while frames pour in.
+
+The table *follows* the newest frame while the Follow button is on. Selecting a frame or
+scrolling up turns it off (the frame you look at stays put); scrolling back to the end, or
+clicking Follow, turns it on again (the button scrolls to the end)."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QSplitter,
     QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -88,6 +93,17 @@ class FramesPanel(QWidget):
         self._filter_timer.setInterval(pacing.FILTER_DEBOUNCE_MS)
         self._filter_timer.timeout.connect(self.apply_filter)
         self.filter_edit.textChanged.connect(self._on_filter_edit_textChanged)
+        self.follow_button = QToolButton(self)
+        self.follow_button.setText("Follow")
+        self.follow_button.setCheckable(True)
+        self.follow_button.setChecked(True)
+        self.follow_button.setToolTip(
+            "Keep the newest frame in view. Selecting a frame or scrolling up stops"
+            " following; click to follow again."
+        )
+        self.follow_button.toggled.connect(self._on_follow_button_toggled)
+        self._auto_scrolling = False  # (the table scrolls itself: not the user scrolling up)
+        self._reselecting = False  # (the selection is restored: not the user selecting)
 
         self.view = QTableView(self)
         self.view.setModel(self.model)
@@ -112,6 +128,9 @@ class FramesPanel(QWidget):
             hheader.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             hheader.resizeSection(col, digit * chars + 12)
         self._connect_selection()
+        vbar = self.view.verticalScrollBar()
+        vbar.valueChanged.connect(self._on_scrollbar_valueChanged)
+        vbar.actionTriggered.connect(self._on_scrollbar_actionTriggered)
 
         self.detail = FrameDetail(self)
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
@@ -125,6 +144,7 @@ class FramesPanel(QWidget):
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.filter_edit, 1)
         top.addWidget(self.count_label)
+        top.addWidget(self.follow_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(4)
@@ -145,6 +165,7 @@ class FramesPanel(QWidget):
         self._next_rows = 0.0
         self.banner.hide()
         self.detail.clear()
+        self.set_follow(True)
         self._update_count()
 
     def set_content_type(self, content_type: str | None) -> None:
@@ -185,19 +206,55 @@ class FramesPanel(QWidget):
 
     def _show_rows(self, _deadline: float) -> float | None:
         """The table's job on the paint clock: show the rows that arrived, follow the end."""
-        bar = self.view.verticalScrollBar()
-        at_bottom = bar.value() >= bar.maximum()
         if self.model.show_new_rows():
             self._next_rows = time.monotonic() + pacing.TABLE_PAINT_MS / 1000
             self._update_count()
-            if at_bottom:
-                self.view.scrollToBottom()
+            if self.following:
+                self._scroll_to_end()
         return None
 
     def repaint_now(self) -> None:
         """Show every row that arrived now (at the end of a turn, say)."""
         self.clock.cancel(self._show_rows)
         self._show_rows(0.0)
+
+    # -- following the newest frame -------------------------------------------------------
+
+    @property
+    def following(self) -> bool:
+        """Whether the table keeps the newest frame in view."""
+        return self.follow_button.isChecked()
+
+    def set_follow(self, follow: bool) -> None:
+        """Follow the newest frame (and scroll to it), or stop following."""
+        self.follow_button.setChecked(follow)  # (toggled: scrolls when it turns on)
+
+    def _on_follow_button_toggled(self, checked: bool) -> None:
+        if checked:
+            self._scroll_to_end()
+
+    def _scroll_to_end(self) -> None:
+        self._auto_scrolling = True
+        try:
+            self.view.scrollToBottom()
+        finally:
+            self._auto_scrolling = False
+
+    def _on_scrollbar_valueChanged(self, value: int) -> None:
+        if not self._auto_scrolling and value < self.view.verticalScrollBar().maximum():
+            self._set_checked_quietly(False)  # scrolled up (or to a selected frame)
+
+    def _on_scrollbar_actionTriggered(self, _action: int) -> None:
+        bar = self.view.verticalScrollBar()  # the user scrolls: back at the end, follow
+        if bar.sliderPosition() >= bar.maximum():
+            self._set_checked_quietly(True)
+
+    def _set_checked_quietly(self, follow: bool) -> None:
+        """Set the button without scrolling (the table is where it should be)."""
+        if follow != self.following:
+            self.follow_button.blockSignals(True)
+            self.follow_button.setChecked(follow)
+            self.follow_button.blockSignals(False)
 
     # -- filter and selection -----------------------------------------------------------
 
@@ -208,15 +265,26 @@ class FramesPanel(QWidget):
         """Apply the filter box now (normally debounced)."""
         self._filter_timer.stop()
         selected = self.selected_row()
-        self.proxy.set_needle(self.filter_edit.text())
-        filtering = bool(self.proxy.needle)
-        if filtering:
-            self.proxy.scan()  # a first slice now: a small table is filtered at once
-        if filtering != self.filtering:
-            self.view.setModel(self.proxy if filtering else self.model)
-            self._connect_selection()
-        if selected is not None:
-            self.select_row(selected)
+        following = self.following
+        self._auto_scrolling = True  # (the table changes under the view: not a scroll up)
+        try:
+            self.proxy.set_needle(self.filter_edit.text())
+            filtering = bool(self.proxy.needle)
+            if filtering:
+                self.proxy.scan()  # a first slice now: a small table is filtered at once
+            if filtering != self.filtering:
+                self.view.setModel(self.proxy if filtering else self.model)
+                self._connect_selection()
+        finally:
+            self._auto_scrolling = False
+        if selected is not None:  # the selection survives (following, it stays off-screen)
+            self._reselecting = self._auto_scrolling = following
+            try:
+                self.select_row(selected, scroll=not following)
+            finally:
+                self._reselecting = self._auto_scrolling = False
+        if following:
+            self._scroll_to_end()
         self._update_count()
 
     @property
@@ -254,12 +322,13 @@ class FramesPanel(QWidget):
         rows = self.view.selectionModel().selectedRows()
         return self.source_row(rows[0]) if rows else None
 
-    def select_row(self, row: int) -> None:
+    def select_row(self, row: int, *, scroll: bool = True) -> None:
         """Select source row ``row`` (if it passes the filter) and show it."""
         index = self.view_index(row)
         if index.isValid():
             self.view.selectRow(index.row())
-            self.view.scrollTo(index)
+            if scroll:
+                self.view.scrollTo(index)
 
     def select_malformed(self, reason: str | None = None) -> bool:
         """Select the first malformed frame (whose event says ``reason``, if given), clearing
@@ -278,6 +347,8 @@ class FramesPanel(QWidget):
         row = self.selected_row()
         if row is None:
             return
+        if not self._reselecting:
+            self.set_follow(False)  # the frame looked at stays in view
         self.show_detail(row)
         self.frameSelected.emit(row)
 

@@ -1,4 +1,4 @@
-"""The Inspector dock's tab widget: Frames | Tool calls | Timeline | Request.
+"""The Inspector dock's tab widget: Frames | Tool calls | Timeline | Request | Verdict.
 
 The main window forwards the TurnRunner's coarse signals here::
 
@@ -32,11 +32,12 @@ from streamscope.ui.inspector.request_panel import RequestPanel
 from streamscope.ui.inspector.timeline_panel import TimelinePanel
 from streamscope.ui.inspector.toolcalls_panel import ToolCallsPanel
 from streamscope.ui.inspector.turn_header import TurnHeader
+from streamscope.ui.inspector.verdict_panel import VerdictPanel
 from streamscope.ui.turn_runner import ProgressBatch, TurnStart
 
 __all__ = ["InspectorPanel", "ParkedTurn"]
 
-TAB_FRAMES, TAB_TOOL_CALLS, TAB_TIMELINE, TAB_REQUEST = range(4)
+TAB_FRAMES, TAB_TOOL_CALLS, TAB_TIMELINE, TAB_REQUEST, TAB_VERDICT = range(5)
 
 
 @dataclass(slots=True)
@@ -89,6 +90,10 @@ class InspectorPanel(QTabWidget):
         self.addTab(self.toolcalls_panel, "Tool calls")
         self.addTab(self.timeline_panel, "Timeline")
         self.addTab(self.request_panel, "Request")
+        self.verdict_panel = VerdictPanel(self._frame_log, self)
+        self.addTab(self.verdict_panel, "Verdict")
+        self.verdict_panel.frameRequested.connect(self.show_frame)
+        self.verdict_panel.countChanged.connect(self._on_verdict_count)
         self.frames_panel.frameSelected.connect(self.frameSelected)
         self.t0 = 0.0
         self.header = TurnHeader(self)
@@ -123,6 +128,7 @@ class InspectorPanel(QTabWidget):
         self.toolcalls_panel.clear(start.t0)
         self.timeline_panel.begin_turn(start.t0)
         self.request_panel.show_request(start)
+        self.verdict_panel.begin_turn(start.dialect, start.body, start.t0)
 
     def set_response(self, status: int, headers: list[tuple[str, str]]) -> None:
         """The response status and headers arrived."""
@@ -131,6 +137,7 @@ class InspectorPanel(QTabWidget):
         self.request_panel.show_response(status, headers)
         content_type = next((v for k, v in headers if k.lower() == "content-type"), None)
         self.frames_panel.set_content_type(content_type)
+        self.verdict_panel.set_response(status, headers)
 
     def add_progress(self, batch: ProgressBatch) -> None:
         """Everything that arrived since the last delivery (the rows show on the paint clock)."""
@@ -139,6 +146,7 @@ class InspectorPanel(QTabWidget):
             self._delta = batch.delta
             self.toolcalls_panel.take(batch.delta.tool_calls)
         self.timeline_panel.add_progress(batch)
+        self.verdict_panel.add_progress(batch)
 
     def show_malformed_frame(self, reason: str | None = None) -> bool:
         """Bring Frames forward with the first malformed frame (saying ``reason``) selected;
@@ -161,6 +169,7 @@ class InspectorPanel(QTabWidget):
             self.request_panel.show_body(log.frame_bytes(body))
         elif self.request_panel.headers is None:
             self.request_panel.show_no_response(turn.reason)
+        self.verdict_panel.finish(turn)
 
     # -- another turn -------------------------------------------------------------------
 
@@ -172,6 +181,7 @@ class InspectorPanel(QTabWidget):
         self.toolcalls_panel.clear()
         self.timeline_panel.begin_turn(0.0)
         self.request_panel.clear(message)
+        self.verdict_panel.begin_turn("auto", b"", 0.0)
         if message:
             self.toolcalls_panel.header.setText(message)
             self.timeline_panel.summary.setText(message)
@@ -201,13 +211,27 @@ class InspectorPanel(QTabWidget):
             status, headers = parked.response
             self._response, self._headers_t = parked.response, parked.headers_t
             self.request_panel.show_response(status, headers)
+            self.verdict_panel.set_response(status, headers)
             content_type = next((v for k, v in headers if k.lower() == "content-type"), None)
             self.frames_panel.set_content_type(content_type)
         self.timeline_panel.resume(parked.headers_t, parked.log.times, parked.delta)
         self._delta = parked.delta
         self.toolcalls_panel.take(parked.calls)
+        self.verdict_panel.catch_up()  # (the adopted log's reads)
         if parked.turn is not None:
             self.finish_turn(parked.turn)
+
+    def _frame_log(self) -> FrameLog:
+        return self.frames_model.log
+
+    def _on_verdict_count(self, count: int) -> None:
+        self.setTabText(TAB_VERDICT, f"Verdict · {count}" if count else "Verdict")
+
+    def show_frame(self, row: int) -> None:
+        """Show frame ``row`` in the Frames tab, selected (a finding was clicked)."""
+        self.frames_panel.repaint_now()
+        self.setCurrentWidget(self.frames_panel)
+        self.frames_panel.select_row(row)
 
 
 def _recorded(start: TurnStart) -> bytearray | None:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.turn.model import ToolCallState, Turn, apply_tool_calls
 from streamscope.core.wire.summary import quote
+from streamscope.ui.elided_label import ElidedLabel
 from streamscope.ui.theme import monospace_font, set_text_colour
 
 __all__ = ["ToolCallsPanel"]
@@ -55,8 +56,7 @@ class ToolCallsPanel(QWidget):
         self.tree.setRootIsDecorated(False)
         self.tree.setUniformRowHeights(True)
         self.tree.currentItemChanged.connect(self._on_tree_currentItemChanged)
-        self.header = QLabel("No tool calls in this turn.", self)
-        self.header.setWordWrap(True)
+        self.header = ElidedLabel("No tool calls in this turn.", self)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.fragments_view = QPlainTextEdit(self)
         self.arguments_view = QPlainTextEdit(self)

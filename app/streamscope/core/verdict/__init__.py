@@ -1,0 +1,12 @@
+"""Verdicts: a stream checked against its dialect's rules, and where it got stuck.
+
+:mod:`~streamscope.core.verdict.rules` lists every rule (one documented object each);
+:class:`~streamscope.core.verdict.engine.Linter` runs them on a stream as it arrives or on a
+recording; :mod:`~streamscope.core.verdict.report` writes the CLI's JSON and SARIF.
+Pure and Qt-free: a stage after ``turn`` (it runs the turn pipeline) and before ``net``.
+"""
+
+from streamscope.core.verdict.engine import Linter, Verdict, diagnosis
+from streamscope.core.verdict.rules import RULES, Finding, Rule
+
+__all__ = ["RULES", "Finding", "Linter", "Rule", "Verdict", "diagnosis"]

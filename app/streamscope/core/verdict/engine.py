@@ -1,0 +1,372 @@
+"""The verdict engine: a stream through the pipeline, every frame past the rules.
+
+:class:`Linter` owns a :class:`~streamscope.core.turn.pipeline.StreamPipeline` (frames kept,
+so frame numbers are the Frames tab's) and runs the framing, dialect and timing rules on what
+it produces. Feed it the response's reads as they arrive (live) or all at once (a capture, a
+raw body); ``feed`` returns the findings each read brought, ``finish`` the rest::
+
+    lint = Linter("auto", content_type=ctype, headers=[...], status=200)
+    for data, t in reads:
+        new = lint.feed(data, t)
+    verdict = lint.finish(StreamEnd("eof"), t_end)     # a Verdict: findings, turn, summary
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import StreamEnd
+from streamscope.core.turn.pipeline import BODY_KEPT, ParsedFrame, PipelineUpdate, StreamPipeline
+from streamscope.core.verdict.checks import DIALECT_CHECKS, DialectChecks, SSEFrameChecks
+from streamscope.core.verdict.rules import RULES, SEVERITIES, Finding
+from streamscope.core.verdict.timing import Timing
+from streamscope.core.wire.dialects import get_dialect, is_ndjson_content_type
+from streamscope.core.wire.events import (
+    KeepAlive,
+    MalformedFrame,
+    ReasoningDelta,
+    ServerError,
+    Terminal,
+    TextDelta,
+    ToolCallDelta,
+)
+
+__all__ = ["MAX_PER_RULE", "Linter", "Verdict", "diagnosis"]
+
+LEAN_HEAD = 1024
+"""With ``keep_text=False``: the body's first bytes kept to recognise an error page or JSON
+error document (the CLI keeps the pipeline's default)."""
+
+MAX_PER_RULE = 100
+"""Findings kept per rule; past that a rule's further hits are counted in one last finding."""
+
+_NO_STREAM_ENDS = frozenset({"http_error", "not_a_stream", "connect_error", "first_byte_timeout"})
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A finished lint: the dialect used, the turn's outcome, findings in order."""
+
+    dialect: str | None
+    outcome: str | None
+    findings: tuple[Finding, ...]
+    turn: Turn
+
+    @property
+    def summary(self) -> dict[str, int]:
+        counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
+        for f in self.findings:
+            counts[f.severity] += 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's ``--json`` object."""
+        return {
+            "dialect": self.dialect,
+            "outcome": self.outcome,
+            "findings": [f.to_json() for f in self.findings],
+            "summary": self.summary,
+        }
+
+
+def diagnosis(findings: Sequence[Finding]) -> str:
+    """A short line for the card and the status bar: "2 spec errors · buffered by a proxy"
+    ("" when there is nothing to say)."""
+    errors = sum(1 for f in findings if f.severity == "error")
+    parts = [f"{errors} spec error{'s' if errors != 1 else ''}"] if errors else []
+    ids = {f.rule for f in findings}
+    for rule_id, words in (
+        ("timing.buffered", "buffered by a proxy"),
+        ("timing.fake-streaming", "fake streaming"),
+        ("timing.stall", "stalled"),
+        ("timing.keepalives-only", "keep-alives only"),
+    ):
+        if rule_id in ids:
+            parts.append(words)
+    if not parts:
+        warnings = sum(1 for f in findings if f.severity == "warning")
+        if warnings:
+            parts.append(f"{warnings} warning{'s' if warnings != 1 else ''}")
+    return " · ".join(parts)
+
+
+class Linter:
+    """See the module docstring.
+
+    ``headers``/``status``: the response's (unknown for a raw body: the transport rules that
+    need them do not run). ``request``: the request's JSON body (the OpenAI usage rule asks
+    whether usage was requested). ``timed``: the reads' times are real (a raw body's are not:
+    no timing diagnosis). ``start``: when the request went out, on the reads' clock;
+    ``headers_at``: when the response headers came. ``keep_text=False``: the verdict's turn
+    has no text or reasoning (no rule reads them; a window that already holds the answer
+    does not keep a second copy of it), and only the body's first :data:`LEAN_HEAD` bytes are
+    kept to tell an error page from a stream.
+    """
+
+    def __init__(
+        self,
+        dialect: str = "auto",
+        *,
+        headers: Sequence[tuple[str, str]] | None = None,
+        status: int | None = None,
+        request: dict[str, Any] | None = None,
+        timed: bool = True,
+        start: float = 0.0,
+        headers_at: float | None = None,
+        keep_text: bool = True,
+    ) -> None:
+        self.headers = list(headers) if headers is not None else None
+        self.status = status
+        self.request = request
+        self.timed = timed
+        content_type = self._header("content-type")
+        self.pipeline = StreamPipeline(
+            dialect,
+            keep_frames=True,
+            content_type=content_type,
+            request_sent=start,
+            headers=headers_at,
+            head_bytes=BODY_KEPT if keep_text else LEAN_HEAD,
+        )
+        self.findings: list[Finding] = []
+        self._new: list[Finding] = []
+        self._counts: dict[str, int] = {}
+        self._n = 0
+        self._sse = SSEFrameChecks(self._emit)
+        self._checks: DialectChecks | None = None
+        self._decided = False
+        self._terminal_at: int | None = None
+        self._keepalives = 0  # keep-alive frames: comments and ping events
+        self._ping_events = 0
+        self._timing = Timing(start)
+        self._verdict: Verdict | None = None
+        self._head_checked = False
+        self._keep_text = keep_text
+        self._gzip_checked = False
+
+    # -- feeding ------------------------------------------------------------------------------
+
+    def feed(self, data: bytes, t: float) -> list[Finding]:
+        """One read at time ``t``; returns the findings it brought."""
+        if not self._head_checked:
+            self._check_head()
+        first = self._n
+        if not self._gzip_checked and data:
+            self._gzip_checked = True
+            if data[:2] == b"\x1f\x8b":
+                self._emit("transport.content-encoding", None, "the body is gzip data (1f 8b)")
+        update = self.pipeline.feed(data, t)
+        self._frames(update, t)
+        if not self._keep_text:
+            self._forget_text()
+        if self.timed and data:
+            frames_with_events = sum(1 for p in update.frames if p.frame.event is not None)
+            self._timing.read(t, first, frames_with_events)
+        return self.take_new()
+
+    def finish(self, end: StreamEnd, t: float) -> Verdict:
+        """The input ended as ``end`` says: whole-stream rules, the timing diagnosis."""
+        if self._verdict is not None:
+            return self._verdict
+        if not self._head_checked:
+            self._check_head()
+        self._frames(self.pipeline.end_input(end, t), t)
+        turn = self.pipeline.close(end, t)
+        kind = self.pipeline.end_kind or end.kind
+        status = self.status if self.status is not None else turn.status
+        if kind == "protocol_error":
+            self._emit("sse.line-too-long", self._n, end.detail or "")
+        if (status is not None and status >= 400) or kind == "not_a_stream":
+            # not a stream at all: what the framing rules said of its bytes is noise
+            self.findings = [f for f in self.findings if f.rule.startswith("transport.")]
+            if status is not None and status >= 400:
+                self._emit("transport.http-status", None, f"HTTP {status}")
+            else:
+                self._emit("transport.not-a-stream", None, turn.reason)
+        elif kind not in _NO_STREAM_ENDS:
+            self._stream_end(turn, kind, t)
+        self._flush_counts()
+        self._verdict = Verdict(
+            dialect=turn.dialect or self.pipeline.dialect_name,
+            outcome=turn.outcome.value if turn.outcome is not None else None,
+            findings=tuple(self.findings),
+            turn=turn,
+        )
+        return self._verdict
+
+    def take_new(self) -> list[Finding]:
+        """The findings since the last call."""
+        new, self._new = self._new, []
+        return new
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _forget_text(self) -> None:
+        """Drop the text and reasoning the reducer has gathered (see ``keep_text``)."""
+        asm = self.pipeline.assembler
+        for name in ("_text", "_reasoning"):
+            pieces = getattr(asm, name)
+            if pieces.parts or pieces.chunks:
+                setattr(asm, name, type(pieces)())
+
+    def _header(self, name: str) -> str | None:
+        for key, value in self.headers or ():
+            if key.lower() == name:
+                return value
+        return None
+
+    def _emit(self, rule_id: str, frame: int | None, detail: str) -> None:
+        count = self._counts.get(rule_id, 0) + 1
+        self._counts[rule_id] = count
+        if count > MAX_PER_RULE:
+            return
+        r = RULES[rule_id]
+        message = f"{r.message}: {detail}" if detail else r.message
+        finding = Finding(rule_id, r.severity, frame, message, r.hint)
+        self.findings.append(finding)
+        self._new.append(finding)
+
+    def _flush_counts(self) -> None:
+        for rule_id, count in self._counts.items():
+            if count > MAX_PER_RULE:
+                r = RULES[rule_id]
+                more = count - MAX_PER_RULE
+                finding = Finding(
+                    rule_id, r.severity, None, f"{r.message}: {more} more like this", r.hint
+                )
+                self.findings.append(finding)
+                self._new.append(finding)
+
+    def _check_head(self) -> None:
+        self._head_checked = True
+        if self.headers is None or (self.status is not None and self.status >= 400):
+            return
+        encoding = (self._header("content-encoding") or "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            self._emit("transport.content-encoding", None, f"Content-Encoding: {encoding}")
+
+    def _decide(self) -> None:
+        name = self.pipeline.dialect_name
+        if name is None:
+            return
+        self._decided = True
+        make = DIALECT_CHECKS.get(name)
+        self._checks = make(self._emit, self.request) if make is not None else None
+        if self.headers is None or (self.status is not None and self.status >= 400):
+            return
+        ctype = (self._header("content-type") or "").strip()
+        ndjson = get_dialect(name).framing == "ndjson"
+        ok = (
+            is_ndjson_content_type(ctype.lower())
+            if ndjson
+            else ("text/event-stream" in ctype.lower())
+        )
+        if not ok:
+            want = "application/x-ndjson" if ndjson else "text/event-stream"
+            self._emit("transport.content-type", None, f"{ctype or '(none)'}, not {want}")
+
+    def _frames(self, update: PipelineUpdate, t: float) -> None:
+        frames: list[ParsedFrame] = update.frames
+        if not frames:
+            return
+        if not self._decided:
+            self._decide()
+        sse = self.pipeline.framing != "ndjson"
+        sse_checks = self._sse
+        lf = sse and sse_checks.plain_lf
+        ollama = self.pipeline.dialect_name == "ollama"
+        emit = self._emit
+        checks = self._checks
+        timing = self._timing if self.timed else None
+        text_total = 0
+        smallest_top = timing.smallest_top() if timing is not None else 0
+        n = self._n
+        for frame, events in frames:
+            raw = frame.raw
+            # The usual SSE frame ("data: <value>\n\n", LF so far) needs no framing check.
+            if sse and not (
+                lf
+                and raw[:6] == b"data: "
+                and raw[6:7] != b" "
+                and raw.find(b"\n") == len(raw) - 2
+                and raw[-1:] == b"\n"
+                and b"\r" not in raw
+            ):
+                sse_checks.frame(n, frame)
+                lf = sse_checks.plain_lf
+            if frame.invalid_utf8:
+                emit("sse.invalid-utf8", n, "")
+            if not frame.complete and sse:
+                emit("sse.truncated-frame", n, f"{len(raw)} bytes")
+            ev = frame.event
+            if ev is None:
+                if frame.comments:
+                    self._keepalives += 1
+                n += 1
+                continue
+            if self._terminal_at is not None:
+                emit("stream.data-after-terminal", n, f"terminal at frame {self._terminal_at}")
+            if len(events) == 1 and type(events[0]) is TextDelta:  # the usual frame
+                if checks is not None:
+                    checks.frame(n, ev, events)
+                if timing is not None:
+                    chars = len(events[0].text)
+                    text_total += chars
+                    if chars > smallest_top:
+                        timing.text_frame(n, chars, t)
+                        smallest_top = timing.smallest_top()
+                n += 1
+                continue
+            chars = 0
+            malformed = False
+            for e in events:
+                if isinstance(e, (TextDelta, ReasoningDelta)):
+                    chars += len(e.text)
+                elif isinstance(e, ToolCallDelta):
+                    chars += len(e.arguments)
+                elif isinstance(e, KeepAlive):
+                    self._keepalives += 1
+                    self._ping_events += 1
+                elif isinstance(e, Terminal):
+                    if self._terminal_at is None:
+                        self._terminal_at = n
+                elif isinstance(e, MalformedFrame):
+                    malformed = True
+                    rule_id = "ollama.one-object-per-line" if ollama else "stream.malformed-frame"
+                    emit(rule_id, n, e.reason)
+                elif isinstance(e, ServerError):
+                    emit("stream.server-error", n, e.message)
+            if checks is not None and not (malformed and ollama):
+                checks.frame(n, ev, events)
+            if timing is not None and chars:
+                text_total += chars
+                if chars > smallest_top:
+                    timing.text_frame(n, chars, t)
+                    smallest_top = timing.smallest_top()
+            n += 1
+        self._n = n
+        if timing is not None:
+            timing.text_total += text_total
+
+    def _stream_end(self, turn: Turn, kind: str, t: float) -> None:
+        emit = self._emit
+        if turn.events <= self._ping_events:  # nothing but keep-alives, if anything
+            if self._keepalives:
+                emit("timing.keepalives-only", None, f"{self._keepalives} keep-alives")
+            else:
+                emit("stream.empty", None, f"{turn.bytes_received} bytes")
+        if turn.terminal_signal is None and kind != "cancelled" and turn.server_error is None:
+            dialect = self.pipeline.dialect_name
+            expected = get_dialect(dialect).terminal if dialect else "terminal signal"
+            emit("stream.terminal-missing", None, f"{expected} ({turn.reason or kind})")
+        mismatch = self.pipeline.assembler.dialect_mismatch
+        if mismatch is not None:
+            emit("stream.dialect-mismatch", None, f"they look like {mismatch}")
+        if self._checks is not None:
+            self._checks.finish(turn)
+        if self.timed:
+            self._timing.keepalives = self._keepalives
+            self._timing.diagnose(turn, t, emit)

@@ -1,0 +1,458 @@
+"""Every rule the verdict engine checks, as data: the one list the engine, the CLI
+(``streamscope lint --rules``), SARIF and the README's rule table are made from.
+
+A :class:`Rule` is an id (``family.name``: ``openai.finish-reason-once``), a severity, a
+one-line message (what is wrong) and a hint (what usually causes it and how to fix it).
+A :class:`Finding` is one place a rule fired: the 0-based frame number as the Frames tab
+numbers frames, or ``None`` for a finding about the whole stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["FAMILIES", "RULES", "Finding", "Rule", "Severity", "rule", "rules_markdown"]
+
+Severity = Literal["error", "warning", "info"]
+
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One documented check (see the module docstring)."""
+
+    id: str
+    severity: Severity
+    message: str
+    hint: str
+
+    @property
+    def family(self) -> str:
+        """``transport``, ``sse``, ``stream``, ``timing`` or a dialect's name."""
+        return self.id.split(".", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A rule that fired: where (``frame``, ``None`` for the whole stream) and the message
+    with this stream's particulars."""
+
+    rule: str
+    severity: Severity
+    frame: int | None
+    message: str
+    hint: str
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "frame": self.frame,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+_ALL: tuple[Rule, ...] = (
+    # -- HTTP and transport -------------------------------------------------------------
+    Rule(
+        "transport.http-status",
+        "error",
+        "the response status is an HTTP error",
+        "The endpoint refused the request (key, quota, model name, body); the error body in "
+        "the Frames tab says why.",
+    ),
+    Rule(
+        "transport.content-type",
+        "error",
+        "Content-Type is not the dialect's stream type",
+        "SSE dialects send text/event-stream and Ollama application/x-ndjson; anything else "
+        "makes proxies buffer the body and SDKs refuse it. Fix the server's response header.",
+    ),
+    Rule(
+        "transport.content-encoding",
+        "warning",
+        "the stream is compressed (Content-Encoding)",
+        "gzip on a stream makes a proxy or the server hold bytes until a compression block "
+        "fills, so tokens arrive in bursts. Disable compression for text/event-stream.",
+    ),
+    Rule(
+        "transport.not-a-stream",
+        "error",
+        "the body is an HTML page or one JSON error document, not a stream",
+        "A proxy, gateway or load balancer answered instead of the model server (502 page, "
+        "login page), or the request did not ask for streaming.",
+    ),
+    # -- SSE framing --------------------------------------------------------------------
+    Rule(
+        "sse.bom",
+        "warning",
+        "the stream starts with a UTF-8 byte order mark",
+        "Browsers drop it, many SSE parsers do not and fail on the first field. Remove the BOM "
+        "the server's writer adds.",
+    ),
+    Rule(
+        "sse.mixed-line-endings",
+        "warning",
+        "line endings change within the stream",
+        "Legal SSE, but a sign of frames written by two different layers (a proxy injecting "
+        "keep-alives); naive line splitters break on it. Use one line ending throughout.",
+    ),
+    Rule(
+        "sse.no-space-after-colon",
+        "info",
+        "a field has no space after the colon (data:x)",
+        "Legal SSE (the space is optional), but parsers that strip a fixed 6 characters lose "
+        "the value's first byte. Write 'data: x'.",
+    ),
+    Rule(
+        "sse.extra-space-after-colon",
+        "warning",
+        "a field has more than one space after the colon",
+        "Only one space is removed: the rest becomes part of the value, which breaks "
+        "comparisons such as '[DONE]'. Write exactly one space.",
+    ),
+    Rule(
+        "sse.unknown-field",
+        "warning",
+        "a line names a field SSE does not know",
+        "Only event, data, id and retry exist; other fields are ignored, so what the server "
+        "meant to send there is lost. Move the value into data or a comment.",
+    ),
+    Rule(
+        "sse.retry",
+        "warning",
+        "a retry field is not a whole number of milliseconds",
+        "An invalid retry is ignored by clients. LLM streams are not resumable anyway: drop "
+        "retry or send digits only.",
+    ),
+    Rule(
+        "sse.invalid-utf8",
+        "error",
+        "a frame is not valid UTF-8",
+        "Usually a writer that splits multi-byte characters and encodes the halves on their "
+        "own, or a Latin-1 step in a proxy. Encode the whole frame as UTF-8 once.",
+    ),
+    Rule(
+        "sse.truncated-frame",
+        "error",
+        "the body ended inside a frame (no blank line after it)",
+        "The connection was cut mid-event: a timeout in a proxy or load balancer, or a server "
+        "crash. The last frame is lost to every client.",
+    ),
+    Rule(
+        "sse.line-too-long",
+        "error",
+        "a line is longer than the decoder's limit",
+        "A single event carries megabytes (a whole document, an image as base64); clients "
+        "with line limits fail here. Send it in smaller deltas.",
+    ),
+    Rule(
+        "sse.keepalive-cadence",
+        "warning",
+        "keep-alives are too sparse to keep idle proxies from closing the connection",
+        "Idle timeouts of 30-60 s are common (nginx, cloud load balancers). Send a comment "
+        "every 15 s or less while the model thinks.",
+    ),
+    # -- the stream, any dialect ----------------------------------------------------------
+    Rule(
+        "stream.terminal-missing",
+        "error",
+        "the body ended without the dialect's terminal signal",
+        "The answer may be incomplete: the server or a proxy closed early (timeout, crash, "
+        "max body size). Look at the last frames and the server's logs.",
+    ),
+    Rule(
+        "stream.data-after-terminal",
+        "error",
+        "data arrived after the terminal signal",
+        "Clients stop reading at the terminal signal and never see it. The server must send "
+        "everything (usage, last deltas) before [DONE] / message_stop / done:true.",
+    ),
+    Rule(
+        "stream.malformed-frame",
+        "error",
+        "a frame's data is not what the dialect defines (not JSON, or the wrong shape)",
+        "A proxy splitting or merging events, a debug print in the stream, or a server bug. "
+        "The frame is skipped by clients.",
+    ),
+    Rule(
+        "stream.server-error",
+        "error",
+        "the server sent an error in the stream",
+        "The model server failed mid-answer (overloaded, internal error, content filter); the "
+        "frame holds its message. Retry, or check the server's status.",
+    ),
+    Rule(
+        "stream.dialect-mismatch",
+        "warning",
+        "the frames look like another dialect than the one chosen",
+        "The endpoint speaks a different API than the settings say (an Anthropic URL under "
+        "the OpenAI dialect, say). Pick the right dialect, or auto.",
+    ),
+    Rule(
+        "stream.empty",
+        "error",
+        "the stream carried no events at all",
+        "The server accepted the request and sent nothing useful: only blank lines or "
+        "keep-alives, or an empty body.",
+    ),
+    # -- timing -----------------------------------------------------------------------------
+    Rule(
+        "timing.buffered",
+        "warning",
+        "buffered by something in between: a long silence, then most frames in one read",
+        "A proxy (nginx proxy_buffering, a CDN, a corporate gateway) or the server's own "
+        "response buffering holds the stream. Disable buffering for streaming routes "
+        "(X-Accel-Buffering: no, flush after each event).",
+    ),
+    Rule(
+        "timing.fake-streaming",
+        "warning",
+        "fake streaming: most of the answer in one or two frames after a long wait",
+        "The server generates the whole answer, then sends it as a stream of one chunk (a "
+        "compatibility layer over a non-streaming backend). Nothing on the client fixes it.",
+    ),
+    Rule(
+        "timing.stall",
+        "warning",
+        "the stream stalled: a long silence in the middle of the answer",
+        "The model server paused (overload, tool execution, GC) or the network held the "
+        "bytes. Long stalls trip idle timeouts in clients and proxies.",
+    ),
+    Rule(
+        "timing.keepalives-only",
+        "warning",
+        "the stream sent only keep-alives",
+        "The connection was alive but the model never answered: a queue that never drained or "
+        "a backend that died behind a proxy that keeps pinging.",
+    ),
+    Rule(
+        "timing.slow-first-byte",
+        "info",
+        "the first byte took long (time to first byte)",
+        "Nothing arrived at all for a while: connection setup, a queue in front of the model, "
+        "or a proxy that buffers. Compare with the time to first token.",
+    ),
+    Rule(
+        "timing.slow-first-token",
+        "info",
+        "bytes arrived early but the first token much later (TTFT far above TTFB)",
+        "The server answered at once and then the model took its time (prompt processing, "
+        "queueing, hidden reasoning). The connection is fine.",
+    ),
+    # -- OpenAI chat completions --------------------------------------------------------------
+    Rule(
+        "openai.object",
+        "warning",
+        "a chunk's object is not chat.completion.chunk",
+        "Strict SDKs validate it. Servers imitating OpenAI often send chat.completion or "
+        "nothing; send 'object': 'chat.completion.chunk'.",
+    ),
+    Rule(
+        "openai.consistent-ids",
+        "warning",
+        "id, model or created changes between chunks",
+        "All chunks of one completion share id, model and created. A change means two "
+        "completions were interleaved (a load balancer mixing streams) or a buggy proxy.",
+    ),
+    Rule(
+        "openai.role-first",
+        "warning",
+        "delta.role appears after a choice's first chunk",
+        "The role belongs in the first delta only; repeating it makes some clients start a "
+        "new message.",
+    ),
+    Rule(
+        "openai.choice-index",
+        "error",
+        "a choice has no integer index",
+        "Clients assemble choices by index; without it deltas of n>1 completions mix up.",
+    ),
+    Rule(
+        "openai.tool-call-index",
+        "error",
+        "a tool-call fragment has no integer index",
+        "Fragments of parallel tool calls are joined by index; without it arguments of "
+        "different calls get concatenated. Send index on every fragment.",
+    ),
+    Rule(
+        "openai.tool-call-id-once",
+        "warning",
+        "a tool call's id or name is repeated on a later fragment",
+        "id and function.name belong on the first fragment only; clients that concatenate "
+        "fields get 'get_weatherget_weather'.",
+    ),
+    Rule(
+        "openai.tool-call-json",
+        "error",
+        "a tool call's arguments do not concatenate to valid JSON",
+        "Fragments were lost, reordered or doubled (a proxy rewriting chunks), or the model "
+        "was cut off by max_tokens mid-call.",
+    ),
+    Rule(
+        "openai.finish-reason-once",
+        "error",
+        "finish_reason is set more than once for a choice",
+        "Exactly one chunk per choice carries a finish_reason. A second one makes clients "
+        "finish twice (or drop what came between).",
+    ),
+    Rule(
+        "openai.finish-reason-missing",
+        "warning",
+        "the stream ended without a finish_reason",
+        "Clients cannot tell a complete answer from a truncated one. Send finish_reason on "
+        "the last content chunk.",
+    ),
+    Rule(
+        "openai.usage-chunk",
+        "warning",
+        "a usage chunk (empty choices) that was not asked for, or before the finish",
+        "The usage-only chunk comes after the finish_reason chunk and only with "
+        "stream_options.include_usage; clients that index choices[0] crash on it otherwise.",
+    ),
+    # -- Anthropic ----------------------------------------------------------------------------
+    Rule(
+        "anthropic.event-order",
+        "error",
+        "events out of order (message_start, blocks, message_delta, message_stop)",
+        "The SDKs are state machines over this order; a proxy reordering or dropping events "
+        "breaks them. Check what sits between the client and the API.",
+    ),
+    Rule(
+        "anthropic.block-index",
+        "error",
+        "a content block index is not the open block's (or not the next one)",
+        "Blocks are numbered 0, 1, 2... and their deltas and stop name the open block. "
+        "Events were lost or interleaved.",
+    ),
+    Rule(
+        "anthropic.delta-type",
+        "error",
+        "a delta's type does not match its block's type",
+        "text_delta goes in text blocks, input_json_delta in tool_use blocks, thinking and "
+        "signature deltas in thinking blocks.",
+    ),
+    Rule(
+        "anthropic.input-json",
+        "error",
+        "a tool_use block's input_json_delta pieces do not concatenate to valid JSON",
+        "Pieces were lost or reordered, or max_tokens cut the call short.",
+    ),
+    Rule(
+        "anthropic.event-name",
+        "warning",
+        "the SSE event name does not match the data's type",
+        "Clients dispatch on either; when they disagree, two clients see two different streams.",
+    ),
+    # -- Gemini -----------------------------------------------------------------------------
+    Rule(
+        "gemini.finish-reason-once",
+        "error",
+        "finishReason is set more than once for a candidate",
+        "Only the last chunk of a candidate carries finishReason.",
+    ),
+    Rule(
+        "gemini.finish-reason-last",
+        "error",
+        "a chunk with content came after the finishReason",
+        "Clients stop at finishReason; what comes after is lost. A proxy merging two streams "
+        "does this.",
+    ),
+    Rule(
+        "gemini.consistent-ids",
+        "warning",
+        "responseId or modelVersion changes between chunks",
+        "All chunks of one answer share them; a change means two answers were interleaved.",
+    ),
+    # -- OpenAI Responses -------------------------------------------------------------------
+    Rule(
+        "responses.sequence-number",
+        "error",
+        "sequence_number does not go up by one",
+        "Every event's sequence_number is the previous one plus one: a gap means lost events, "
+        "a repeat or a step back means reordering.",
+    ),
+    Rule(
+        "responses.created-first",
+        "error",
+        "the first event is not response.created",
+        "Clients take the response id and model from response.created; without it they "
+        "have neither.",
+    ),
+    Rule(
+        "responses.output-index",
+        "error",
+        "an output_index or content_index names no item or part that was added",
+        "Items are announced by response.output_item.added and parts by "
+        "response.content_part.added, in order, before their deltas.",
+    ),
+    Rule(
+        "responses.function-call-json",
+        "error",
+        "a function call's arguments do not concatenate to valid JSON",
+        "Argument deltas were lost or reordered, or the output limit cut the call short.",
+    ),
+    Rule(
+        "responses.item-not-done",
+        "warning",
+        "an output item was added but never done before the response ended",
+        "Every response.output_item.added has its response.output_item.done before "
+        "response.completed.",
+    ),
+    # -- Ollama -----------------------------------------------------------------------------
+    Rule(
+        "ollama.done-reason",
+        "warning",
+        "the done:true line has no done_reason",
+        "Clients cannot tell stop from length without it (older Ollama versions omit it: upgrade).",
+    ),
+    Rule(
+        "ollama.consistent-model",
+        "warning",
+        "model changes between lines",
+        "All lines of one answer name the same model; a change means interleaved answers.",
+    ),
+    Rule(
+        "ollama.one-object-per-line",
+        "error",
+        "a line is not exactly one JSON object",
+        "NDJSON is one object per line, each ending in a newline: two objects on one line or "
+        "an object across lines break every line-based reader.",
+    ),
+)
+
+RULES: dict[str, Rule] = {r.id: r for r in _ALL}
+"""Every rule by id, in the documented order."""
+
+FAMILIES: dict[str, str] = {
+    "transport": "HTTP and transport",
+    "sse": "SSE framing",
+    "stream": "The stream (any dialect)",
+    "timing": "Timing diagnosis",
+    "openai": "OpenAI chat completions",
+    "anthropic": "Anthropic messages",
+    "gemini": "Gemini",
+    "responses": "OpenAI Responses",
+    "ollama": "Ollama",
+}
+
+
+def rule(rule_id: str) -> Rule:
+    """The rule called ``rule_id`` (``KeyError`` if there is none)."""
+    return RULES[rule_id]
+
+
+def rules_markdown() -> str:
+    """The rule table for the README, made from :data:`RULES` (a test keeps them equal)."""
+    lines: list[str] = []
+    for family, title in FAMILIES.items():
+        lines += ["", f"**{title}**", "", "| Rule | Severity | What | Usual cause and fix |"]
+        lines.append("|---|---|---|---|")
+        for r in _ALL:
+            if r.family == family:
+                cells = (f"`{r.id}`", r.severity, r.message, r.hint)
+                lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines[1:]) + "\n"

@@ -1,0 +1,127 @@
+"""File > Import HAR… and File > Export as HAR… in the window."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import qasync
+from PySide6.QtWidgets import QFileDialog, QInputDialog
+from pytestqt.qtbot import QtBot
+
+from streamscope.core.capture.files import CaptureStore
+from streamscope.core.capture.format import read_capture
+from streamscope.core.store.database import Store
+from streamscope.core.turn.model import Turn
+from streamscope.ui.main_window import MainWindow
+
+HAR = Path(__file__).parents[1] / "fixtures" / "har"
+KEY = b"sk-planted-OPENAI-key-0123456789abcdef"
+
+
+@pytest.fixture
+def window(qtbot: QtBot, aloop: qasync.QEventLoop, tmp_path: Path) -> Iterator[MainWindow]:
+    store = Store(tmp_path / "streamscope.db")
+    win = MainWindow(
+        demo_speed=25, store=store, captures=CaptureStore(tmp_path / "captures", index=store)
+    )
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    aloop.run_until_complete(win.shutdown())
+    store.close()
+
+
+def test_import_har_stores_each_exchange_and_replays_the_chosen_one(
+    window: MainWindow,
+    aloop: qasync.QEventLoop,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    offered: list[list[str]] = []
+
+    def pick(*args: Any) -> tuple[str, bool]:
+        offered.append(list(args[3]))
+        return args[3][1], True
+
+    monkeypatch.setattr(QInputDialog, "getItem", staticmethod(pick))
+    assert window.files.import_har(HAR / "firefox.har")
+
+    async def wait() -> Turn | None:
+        assert window.files.opening is not None
+        await window.files.opening
+        return await window.controller.runner.wait()
+
+    turn = aloop.run_until_complete(wait())
+    assert offered == [
+        [
+            "entry 2 · POST https://llm.example.test/v1/chat/completions?api_key=*** · "
+            "Completed · stop · TTFT 0.25 s",
+            "entry 3 · POST https://api.anthropic.com/v1/messages · "
+            "Error · 200 application/json body, not an event stream",
+        ]
+    ]
+    assert turn is not None and turn.reason == "200 application/json body, not an event stream"
+    files = sorted((tmp_path / "captures").glob("*.sscap"))
+    assert len(files) == 2
+    assert [read_capture(f).end.outcome for f in files] == ["completed", "error"]  # type: ignore[union-attr]
+    assert not any(KEY in f.read_bytes() for f in files)
+    assert window.files.har_imported is not None
+    assert len(window.files.har_imported.skipped) == 1
+    assert window.status.text().startswith("Error")
+
+
+def test_export_the_inspected_turn_as_har(
+    window: MainWindow,
+    aloop: qasync.QEventLoop,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    window.model_combo.setCurrentText("demo")
+    window.composer.editor.setPlainText("hello")
+    window.composer._on_submit()
+
+    async def wait() -> Turn | None:
+        await asyncio.sleep(0.05)
+        for _ in range(500):
+            if not window.controller.busy and window.controller.runner.last_turn is not None:
+                break
+            await asyncio.sleep(0.01)
+        return await window.controller.runner.wait()
+
+    live = aloop.run_until_complete(wait())
+    assert live is not None
+    capture = window.controller.last_capture
+    assert capture is not None
+    out = tmp_path / "turn.har"
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(out), ""))
+    )
+    window.files.export_har()
+    assert window.files.exporting is not None
+    aloop.run_until_complete(window.files.exporting)
+    (entry,) = json.loads(out.read_text())["log"]["entries"]
+    assert entry["response"]["content"]["text"].encode() == capture.reads.body()
+    assert entry["response"]["content"]["size"] == capture.reads.size
+    assert entry["_streamscope"]["end"]["outcome"] == "completed"
+    assert window.status.text() == f"HAR written to {out}"
+
+    # an older turn shown in the inspector is the one exported (loaded from the store)
+    window.composer.editor.setPlainText("again")
+    window.model_combo.setCurrentText("demo-length")
+    window.composer._on_submit()
+    second = aloop.run_until_complete(wait())
+    assert second is not None and second.reason == "[DONE] received (finish_reason=length)"
+    first_card = window.controller.answer_cards[0]
+    window.controller.inspect(first_card)
+    assert first_card.turn_ref is not None and first_card.turn_ref.capture_id is not None
+    window.files.export_har()
+    assert window.files.exporting is not None
+    aloop.run_until_complete(window.files.exporting)
+    (entry,) = json.loads(out.read_text())["log"]["entries"]
+    assert entry["response"]["content"]["text"].encode() == capture.reads.body()
+    assert entry["_streamscope"]["end"]["reason"] == "[DONE] received (finish_reason=stop)"

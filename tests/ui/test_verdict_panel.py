@@ -1,0 +1,171 @@
+"""The Verdict tab: findings appear live as their frames arrive (the batches the window
+gets), the whole-stream ones at the end; a click selects the frame in Frames; the card's
+footer and the status bar show the short verdict."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import orjson
+import pytest
+from pytestqt.qtbot import QtBot
+
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.outcome import Outcome
+from streamscope.core.wire.dialects.base import RequestSpec
+from streamscope.ui.answer_card import AssistantCard
+from streamscope.ui.inspector import InspectorPanel
+from streamscope.ui.inspector.inspector import TAB_FRAMES, TAB_VERDICT
+from streamscope.ui.inspector.verdict_panel import COL_FRAME, COL_MESSAGE, COL_RULE
+from streamscope.ui.status_panel import StatusPanel
+from streamscope.ui.turn_runner import TurnStart
+from support.batches import pipeline_batches
+from support.verdict_streams import DONE, body, frame_bytes, oa, openai_text
+
+T0 = 50.0
+stream = partial(pipeline_batches, t0=T0, lead=0.2, tail=0.005)
+
+
+def start() -> TurnStart:
+    spec = RequestSpec("POST", "http://127.0.0.1:9/v1/chat/completions", {}, {"stream": True})
+    return TurnStart(spec, orjson.dumps(spec.json), "openai", T0)
+
+
+def rows(inspector: InspectorPanel) -> list[tuple[str, str]]:
+    tree = inspector.verdict_panel.tree
+    out = []
+    for i in range(tree.topLevelItemCount()):
+        item = tree.topLevelItem(i)
+        assert item is not None
+        out.append((item.text(COL_RULE), item.text(COL_FRAME)))
+    return out
+
+
+def test_findings_arrive_live_then_at_the_end_and_a_click_selects_the_frame(
+    qtbot: QtBot,
+) -> None:
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    assert inspector.tabText(TAB_VERDICT) == "Verdict"
+    frames = [*openai_text()[:-1], oa({}, "stop"), DONE]  # finish_reason twice (frames 4, 5)
+    reads = [frame_bytes(f, "openai") for f in frames]
+    batches, turn = stream("openai", reads)
+    inspector.begin_turn(start())
+    inspector.set_response(200, [("Content-Type", "text/event-stream")])
+    lines: list[str] = []
+    inspector.verdict_panel.verdictChanged.connect(lines.append)
+    for n, batch in enumerate(batches):
+        inspector.add_progress(batch)
+        inspector.verdict_panel.drain()  # (what the paint clock's next tick does)
+        if n == 4:  # frame 5 has not arrived: nothing yet
+            assert rows(inspector) == []
+        if n == 5:  # it has: the finding is there before the turn ends
+            assert rows(inspector) == [("openai.finish-reason-once", "5")]
+            assert "(so far)" in inspector.verdict_panel.header.text()
+    inspector.finish_turn(turn)
+    assert rows(inspector) == [("openai.finish-reason-once", "5")]
+    panel = inspector.verdict_panel
+    assert panel.header.text() == "1 error · 0 warnings · 0 notes"
+    assert inspector.tabText(TAB_VERDICT) == "Verdict · 1"
+    assert lines[-1] == "1 spec error"
+    assert panel.diagnosis() == "1 spec error"
+    item = panel.tree.topLevelItem(0)
+    assert item is not None
+    assert item.text(COL_MESSAGE).startswith("finish_reason is set more than once for a choice")
+    assert "Exactly one chunk per choice" in item.toolTip(COL_MESSAGE)
+    panel.tree.setCurrentItem(item)
+    assert panel.hint.text() == item.toolTip(COL_MESSAGE)
+    inspector.setCurrentIndex(TAB_VERDICT)
+    panel.tree.itemActivated.emit(item, COL_RULE)
+    assert inspector.currentIndex() == TAB_FRAMES
+    assert inspector.frames_panel.selected_row() == 5
+    # a new turn clears the tab
+    inspector.begin_turn(start())
+    assert rows(inspector) == []
+    assert panel.header.text() == "Checking the stream as it arrives…"
+    assert inspector.tabText(TAB_VERDICT) == "Verdict"
+
+
+def test_a_clean_turn_says_so_and_whole_stream_findings_have_no_frame(qtbot: QtBot) -> None:
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    batches, turn = stream("openai", [frame_bytes(f, "openai") for f in openai_text()])
+    inspector.begin_turn(start())
+    inspector.set_response(200, [("Content-Type", "text/event-stream")])
+    for batch in batches:
+        inspector.add_progress(batch)
+    inspector.finish_turn(turn)
+    inspector.verdict_panel.drain()
+    assert rows(inspector) == []
+    panel = inspector.verdict_panel
+    assert panel.header.text() == "No findings: the stream follows its dialect's rules."
+    assert panel.diagnosis() == ""
+    # no [DONE], served as text/plain: two whole-stream findings, no frame to click
+    batches, turn = stream("openai", [body(openai_text()[:-1], "openai")])
+    inspector.begin_turn(start())
+    inspector.set_response(200, [("Content-Type", "text/plain")])
+    for batch in batches:
+        inspector.add_progress(batch)
+    inspector.verdict_panel.drain()
+    assert rows(inspector) == [("transport.content-type", "")]  # the other is known at the end
+    inspector.finish_turn(turn)  # (everything was checked: the verdict comes at once)
+    assert rows(inspector) == [("transport.content-type", ""), ("stream.terminal-missing", "")]
+    item = panel.tree.topLevelItem(0)
+    assert item is not None
+    inspector.setCurrentIndex(TAB_VERDICT)
+    panel.tree.itemActivated.emit(item, COL_RULE)
+    assert inspector.currentIndex() == TAB_VERDICT  # nothing to select
+
+
+def test_the_card_and_the_status_bar_show_the_verdict(qtbot: QtBot) -> None:
+    card = AssistantCard("demo")
+    qtbot.addWidget(card)
+    turn = Turn(text="hi", outcome=Outcome.COMPLETED, reason="stop", finish_reason="stop")
+    card.finish(turn)
+    before = card.footer.text()
+    card.show_verdict("2 spec errors · buffered by a proxy")
+    assert card.footer.text().startswith(before)
+    assert "2 spec errors · buffered by a proxy" in card.footer.text()
+    assert card.verdict == "2 spec errors · buffered by a proxy"
+    status = StatusPanel()
+    qtbot.addWidget(status)
+    status.show_turn(turn)
+    line = status.text()
+    status.show_verdict("stalled")
+    assert status.text() == f"{line} · stalled"
+
+
+def test_the_check_runs_on_the_paint_clock_then_calls_on_final_once(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    panel = inspector.verdict_panel
+    frames = [*openai_text(50)[:-1], oa({}, "stop"), DONE]
+    batches, turn = stream("openai", [frame_bytes(f, "openai") for f in frames])
+    inspector.begin_turn(start())
+    inspector.set_response(200, [("Content-Type", "text/event-stream")])
+    finals: list[str] = []
+    panel.on_final = finals.append
+    for batch in batches:
+        inspector.add_progress(batch)
+    inspector.finish_turn(turn)  # reads are still queued: the verdict comes on the clock
+    assert finals == []
+    assert panel.clock.pending(panel._check)
+    qtbot.waitUntil(lambda: finals != [], timeout=5000)
+    assert finals == ["1 spec error"]
+    assert rows(inspector) == [("openai.finish-reason-once", "52")]
+    assert not panel.clock.pending(panel._check)
+    # too long to check here: the tab says so, and says nothing else
+    monkeypatch.setattr("streamscope.ui.inspector.verdict_panel.LIVE_LIMIT", 2000)
+    inspector.begin_turn(start())
+    inspector.set_response(200, [("Content-Type", "text/event-stream")])
+    panel.on_final = finals.append
+    for batch in batches:
+        inspector.add_progress(batch)
+    panel.drain()
+    inspector.finish_turn(turn)
+    assert rows(inspector) == []
+    assert "longer than 0 MiB: not checked here" in panel.header.text()
+    assert "streamscope lint FILE" in panel.header.text()
+    assert finals == ["1 spec error"]  # (no verdict for the unchecked turn)
