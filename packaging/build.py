@@ -16,6 +16,7 @@ Only the standard library is used here.
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import os
 import re
@@ -35,6 +36,8 @@ DIST = ROOT / "dist"
 WORK = ROOT / "build"
 BUNDLE = DIST / "streamscope"
 PREFIX = "/opt/streamscope"
+APP_ID = "io.github.streamscope.StreamScope"  # = streamscope.APP_ID (a test checks)
+LINUX = HERE / "linux"
 
 # Always depended on, whatever objdump finds: Qt loads some of these with dlopen
 # (libdbus-1, libGL/libEGL through the xcb GL integrations).
@@ -213,29 +216,96 @@ def stage_deb(bundle: Path, stage: Path) -> None:
     shutil.copytree(bundle, opt, symlinks=True)
     (stage / "usr/bin").mkdir(parents=True)
     (stage / "usr/bin/streamscope").symlink_to(f"{PREFIX}/streamscope")
-    apps = stage / "usr/share/applications"
-    apps.mkdir(parents=True)
-    shutil.copy2(HERE / "linux/streamscope.desktop", apps / "streamscope.desktop")
+    for folder, name in (
+        ("usr/share/applications", f"{APP_ID}.desktop"),
+        ("usr/share/metainfo", f"{APP_ID}.metainfo.xml"),
+        ("usr/share/mime/packages", f"{APP_ID}.mime.xml"),  # dpkg triggers update the cache
+    ):
+        (stage / folder).mkdir(parents=True)
+        shutil.copy2(LINUX / name, stage / folder / name.replace(".mime.xml", ".xml"))
     icons = WORK / "pyinstaller" / "streamscope" / "icons" / "hicolor"  # rendered by the spec
     shutil.copytree(icons, stage / "usr/share/icons/hicolor")
     scalable = stage / "usr/share/icons/hicolor/scalable/apps"
     scalable.mkdir(parents=True)
-    shutil.copy2(ROOT / "resources/icons/streamscope.svg", scalable / "streamscope.svg")
+    shutil.copy2(ROOT / "resources/icons/streamscope.svg", scalable / f"{APP_ID}.svg")
+    man1 = stage / "usr/share/man/man1"
+    man1.mkdir(parents=True)
+    (man1 / "streamscope.1.gz").write_bytes(gz(manpage()))
     doc = stage / "usr/share/doc/streamscope"
     doc.mkdir(parents=True)
-    notices = (bundle / "_internal/THIRD_PARTY_NOTICES.txt").read_text(encoding="utf-8")
-    (doc / "copyright").write_text(
-        "StreamScope\n\n"
-        + (ROOT / "LICENSE").read_text(encoding="utf-8").strip()
-        + "\n\n\n"
-        + notices,
-        encoding="utf-8",
-    )
+    # A native package (no Debian revision): its Debian changelog is changelog.gz.
+    (doc / "changelog.gz").write_bytes(gz((LINUX / "changelog").read_bytes()))
+    if not (bundle / "_internal/THIRD_PARTY_NOTICES.txt").is_file():
+        raise SystemExit("the bundle has no _internal/THIRD_PARTY_NOTICES.txt")
+    (doc / "copyright").write_text(COPYRIGHT.format(license=read_license()), encoding="utf-8")
+    overrides = stage / "usr/share/lintian/overrides"
+    overrides.mkdir(parents=True)
+    shutil.copy2(LINUX / "lintian-overrides", overrides / "streamscope")
+    drop_foreign_runpaths(opt)
     for p in [stage, *stage.rglob("*")]:
         if p.is_symlink():
             continue
-        executable = p.is_dir() or (p.stat().st_mode & 0o111)
+        executable = p.is_dir() or (p.stat().st_mode & 0o111 and not SHARED_LIBRARY.search(p.name))
         p.chmod(0o755 if executable else 0o644)
+
+
+SHARED_LIBRARY = re.compile(r"\.so(\.[\d.]+)?$")  # libfoo.so, libfoo.so.6, x.abi3.so.6.11
+
+COPYRIGHT = f"""StreamScope
+
+{{license}}
+
+
+The third-party components bundled in {PREFIX} (Python, Qt/PySide6 and the Python
+packages StreamScope uses) are listed with their licences, and the licence texts they
+require are reproduced, in {PREFIX}/_internal/THIRD_PARTY_NOTICES.txt. On Debian systems
+the GNU LGPL 3, GNU GPL 3 and Apache 2.0 licences are also in /usr/share/common-licenses/.
+"""
+
+
+def read_license() -> str:
+    return (ROOT / "LICENSE").read_text(encoding="utf-8").strip()
+
+
+def drop_foreign_runpaths(root: Path) -> None:
+    """Remove RUNPATHs naming folders outside the package (the build machine's Python, e.g.
+    /root/.pyenv/.../lib): the bundle's loader finds its libraries itself, and a path into
+    someone's home is where a planted library would be picked up. Needs patchelf."""
+    if not shutil.which("patchelf"):
+        say("patchelf is missing: RUNPATHs left as they are (apt-get install patchelf)")
+        return
+    cleared = 0
+    for elf in elf_files(root):
+        result = subprocess.run(["patchelf", "--print-rpath", str(elf)], capture_output=True)
+        paths = result.stdout.decode().strip().split(":") if result.returncode == 0 else []
+        if any(p and not p.startswith("$ORIGIN") for p in paths):
+            subprocess.run(["patchelf", "--remove-rpath", str(elf)], check=True)
+            cleared += 1
+    say(f"RUNPATH removed from {cleared} files")
+
+
+def write_md5sums(stage: Path) -> None:
+    """DEBIAN/md5sums: what `dpkg --verify` (debsums) checks installed files against."""
+    lines = []
+    for p in sorted(stage.rglob("*")):
+        if p.is_file() and not p.is_symlink() and p.relative_to(stage).parts[0] != "DEBIAN":
+            digest = hashlib.md5(p.read_bytes()).hexdigest()
+            lines.append(f"{digest}  {p.relative_to(stage).as_posix()}\n")
+    (stage / "DEBIAN/md5sums").write_text("".join(lines), encoding="utf-8")
+
+
+def gz(data: bytes) -> bytes:
+    """gzip -9n: no name, no time stamp (reproducible; what lintian expects)."""
+    return gzip.compress(data, compresslevel=9, mtime=0)
+
+
+def manpage() -> bytes:
+    """streamscope(1) from the CLI's argparse definition (packaging/manpage.py, run by the
+    venv's Python: the parser loads the dialect registry)."""
+    python = PY if PY.exists() else Path(sys.executable)
+    return subprocess.run(
+        [str(python), str(HERE / "manpage.py")], check=True, capture_output=True
+    ).stdout
 
 
 def build_deb(bundle: Path, compression: str) -> Path:
@@ -249,7 +319,14 @@ def build_deb(bundle: Path, compression: str) -> Path:
     stage = WORK / "deb" / f"streamscope_{deb_version}_{arch}"
     stage_deb(bundle, stage)
     if shutil.which("desktop-file-validate"):
-        run("desktop-file-validate", stage / "usr/share/applications/streamscope.desktop")
+        run("desktop-file-validate", stage / f"usr/share/applications/{APP_ID}.desktop")
+    if shutil.which("appstreamcli"):
+        run(
+            "appstreamcli",
+            "validate",
+            "--no-net",
+            stage / f"usr/share/metainfo/{APP_ID}.metainfo.xml",
+        )
     control = (HERE / "linux/control.in").read_text(encoding="utf-8")
     installed_kib = du_kib(stage)
     fields = {
@@ -266,6 +343,8 @@ def build_deb(bundle: Path, compression: str) -> Path:
     for script in ("postinst", "postrm"):
         shutil.copy2(HERE / "linux" / script, debian / script)
         (debian / script).chmod(0o755)
+    write_md5sums(stage)
+    (debian / "md5sums").chmod(0o644)
     DIST.mkdir(exist_ok=True)
     for old in DIST.glob("streamscope_*.deb"):
         old.unlink()

@@ -46,6 +46,7 @@ EXCLUDED_MODULES = (
     "openai",
     "anthropic",
     "google",
+    "ollama",
     "httpx_sse",
     "pydantic",
     "pydantic_core",

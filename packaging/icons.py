@@ -2,7 +2,7 @@
 
     python packaging/icons.py OUT_DIR     (with the project's venv: it uses PySide6)
 
-writes ``OUT_DIR/hicolor/<n>x<n>/apps/streamscope.png`` for the Linux sizes,
+writes ``OUT_DIR/hicolor/<n>x<n>/apps/<APP_ID>.png`` for the Linux sizes,
 ``OUT_DIR/streamscope.ico`` (Windows, PNG entries) and ``OUT_DIR/streamscope.icns`` (macOS).
 Rendering uses Qt's QSvgRenderer on the offscreen platform, so no display or extra tool is
 needed; the ICO and ICNS containers are written here (both just hold PNG data).
@@ -17,6 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SVG = ROOT / "resources" / "icons" / "streamscope.svg"
+APP_ID = "io.github.streamscope.StreamScope"  # = streamscope.APP_ID (a test checks)
 HICOLOR_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 ICO_SIZES = (16, 24, 32, 48, 64, 128, 256)
 # ICNS element types holding PNG data, by pixel size.
@@ -88,7 +89,7 @@ def write_all(out_dir: Path) -> None:
     sizes = tuple(sorted({*HICOLOR_SIZES, *ICO_SIZES, *(s for _, s in ICNS_TYPES)}))
     pngs = render_pngs(sizes)
     for size in HICOLOR_SIZES:
-        target = out_dir / "hicolor" / f"{size}x{size}" / "apps" / "streamscope.png"
+        target = out_dir / "hicolor" / f"{size}x{size}" / "apps" / f"{APP_ID}.png"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(pngs[size])
     (out_dir / "streamscope.ico").write_bytes(ico({s: pngs[s] for s in ICO_SIZES}))

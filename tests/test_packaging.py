@@ -219,22 +219,26 @@ def test_notices_list_bundled_packages_and_qt_lgpl() -> None:
 
 
 def test_desktop_entry_matches_the_package_and_the_wheel_copy() -> None:
-    linux = PACKAGING / "linux/streamscope.desktop"
-    assert linux.read_text(encoding="utf-8") == (ROOT / "resources/streamscope.desktop").read_text(
-        encoding="utf-8"
-    )
+    from streamscope import APP_ID
+
+    linux = PACKAGING / f"linux/{APP_ID}.desktop"
+    wheel_copy = ROOT / f"resources/{APP_ID}.desktop"
+    assert linux.read_text(encoding="utf-8") == wheel_copy.read_text(encoding="utf-8")
     entry = desktop_entry(linux)
     assert entry["Exec"].split()[0] in pyproject["project"]["scripts"]
-    assert entry["Icon"] == "streamscope" == Path(icons.SVG).stem
+    assert entry["Icon"] == APP_ID == icons.APP_ID == build.APP_ID
+    assert Path(icons.SVG).stem == "streamscope"  # the source file; installed as <APP_ID>.svg
     assert entry["Type"] == "Application" and entry["Terminal"] == "false"
     app = (ROOT / "app/streamscope/ui/app.py").read_text(encoding="utf-8")
-    assert 'setDesktopFileName("streamscope")' in app  # Wayland app id = the .desktop name
+    assert "setDesktopFileName(APP_ID)" in app  # Wayland app id = the .desktop name
 
 
 @pytest.mark.skipif(not shutil.which("desktop-file-validate"), reason="desktop-file-utils")
 def test_desktop_entry_validates() -> None:
+    from streamscope import APP_ID
+
     result = subprocess.run(
-        ["desktop-file-validate", str(PACKAGING / "linux/streamscope.desktop")],
+        ["desktop-file-validate", str(PACKAGING / f"linux/{APP_ID}.desktop")],
         capture_output=True,
         text=True,
     )

@@ -162,7 +162,9 @@ def profile_window(
 ) -> Iterator[tuple[MainWindow, Store]]:
     store = Store(tmp_path / "streamscope.db")
     older = store.create_conversation(LONG)
-    store.create_conversation("Short one")
+    short = store.create_conversation("Short one")
+    for conv in (older, short):  # (not empty: the window reopens the most recent at start)
+        store.add_user_message(conv, "hello")
     assert older
     win = MainWindow(demo_speed=1, store=store, captures=CaptureStore(tmp_path / "c", index=store))
     qtbot.addWidget(win)
@@ -179,6 +181,7 @@ def test_the_list_is_browsable_while_a_turn_streams(
 ) -> None:
     window, _ = profile_window
     panel = window.conversations
+    window.switcher.new_conversation()  # (the window reopened the last one at start)
     window.model_combo.setCurrentText("demo-slow")
     window.composer.editor.setPlainText("take your time")
     window.composer._on_submit()

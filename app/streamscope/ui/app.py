@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
-from streamscope import __version__
+from streamscope import APP_ID, __version__
 
 if TYPE_CHECKING:
     from streamscope.core.capture.files import CaptureStore
@@ -27,14 +27,17 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     app.setApplicationName("StreamScope")
     app.setOrganizationName("StreamScope")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("streamscope")
+    app.setDesktopFileName(APP_ID)  # the Wayland app id = the .desktop file's name
     app.setQuitOnLastWindowClosed(False)  # we end the loop ourselves, after a clean shutdown
 
     from streamscope.ui.single_instance import SingleInstance
 
     instance = SingleInstance()
-    if not instance.acquire():
-        print("StreamScope is already running for this profile; brought it to the front.")
+    if not instance.acquire(open_path):
+        if open_path is not None and instance.delivered:
+            print(f"StreamScope is already running for this profile; opened {open_path} there.")
+        else:
+            print("StreamScope is already running for this profile; brought it to the front.")
         return 0
 
     from streamscope.ui.main_window import MainWindow
@@ -61,6 +64,7 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     window.build(store=store, captures=captures)
     instance.listen()
     instance.raiseRequested.connect(window.bring_to_front)
+    instance.openRequested.connect(lambda path: window.open_capture(Path(path), speed=None))
     window.closed.connect(closed.set)
     app.aboutToQuit.connect(closed.set)  # e.g. the display went away
     if not window.isVisible():  # closed while it was starting

@@ -109,6 +109,7 @@ class ChatController(QObject):
         endpoint: Callable[[], Endpoint],
         api_key: Callable[[Endpoint], str | None],
         headers: Callable[[Endpoint], dict[str, str]],
+        tls: Callable[[Endpoint], TLSOptions] = Endpoint.tls,
         tools: Callable[[], list[ToolDefinition]],
         demo: DemoService,
         captures: CaptureStore | None = None,
@@ -122,6 +123,7 @@ class ChatController(QObject):
         self._endpoint = endpoint
         self._api_key = api_key
         self._headers = headers
+        self._tls = tls
         self._tools = tools
         self.demo = demo
         self.runner = TurnRunner(None, self, worker=_stream_worker())
@@ -409,7 +411,7 @@ class ChatController(QObject):
             extra_headers=self._headers(endpoint),
         )
         self.runner.start(
-            spec, dialect=endpoint.dialect, timeouts=endpoint.timeouts(), tls=endpoint.tls()
+            spec, dialect=endpoint.dialect, timeouts=endpoint.timeouts(), tls=self._tls(endpoint)
         )
 
     def _on_prepare_done(self, task: asyncio.Task[None]) -> None:
@@ -471,6 +473,8 @@ class ChatController(QObject):
         card = self._card  # the Verdict tab's short line, once every frame is checked:
 
         def show_verdict(verdict: str) -> None:  # "2 spec errors · buffered by a proxy"
+            if turn.status is None or turn.status >= 400:
+                return  # (no stream was checked: the outcome already says what went wrong)
             if verdict and card is not None:
                 card.show_verdict(verdict)
             if verdict and self.status.outcome is turn.outcome:

@@ -23,6 +23,7 @@ from streamscope.demo.scenarios import SCENARIOS
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from streamscope.core.net.options import TLSOptions
     from streamscope.core.net.secrets import SecretStore
     from streamscope.ui.demo_service import DemoService
 
@@ -102,6 +103,12 @@ class EndpointBar(QToolBar):
         from streamscope.core.net.secrets import resolve_headers
 
         return resolve_headers(endpoint, self.secrets())
+
+    def tls(self, endpoint: Endpoint) -> TLSOptions:
+        """The endpoint's proxy and TLS options, its proxy password from the secret store."""
+        from streamscope.core.net.secrets import resolve_tls
+
+        return resolve_tls(endpoint, self.secrets())
 
     def set_endpoints(self, endpoints: EndpointSettings) -> None:
         """Use (and save) this endpoint list."""

@@ -12,7 +12,8 @@ import httpx
 
 from streamscope.core.net import models_api
 from streamscope.core.net.endpoints import Endpoint
-from streamscope.core.net.env_proxy import ProxySettingError
+from streamscope.core.net.env_proxy import NetworkSettingError
+from streamscope.core.net.options import TLSOptions
 
 __all__ = ["ClientFactory", "DemoBaseUrl", "EndpointProbe"]
 
@@ -29,7 +30,10 @@ class EndpointProbe:
         self, demo_base_url: DemoBaseUrl | None, client_factory: ClientFactory | None
     ) -> None:
         self.demo_base_url = demo_base_url
-        self._client_factory = client_factory or models_api.make_http_client
+        self._client_factory = client_factory
+        self.tls_for: Callable[[Endpoint], TLSOptions] = Endpoint.tls
+        """``ep``'s connection options with secrets filled in (the dialog's typed proxy
+        password); used when no ``client_factory`` was given."""
         self._tasks: set[asyncio.Task[None]] = set()
 
     def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
@@ -71,10 +75,13 @@ class EndpointProbe:
             return await models_api.test_connection(ep, api_key, client, base_url=self._base(ep))
 
     def _client(self, ep: Endpoint) -> httpx.AsyncClient:
-        """A client for ``ep``; an unusable proxy variable is a ModelListError."""
+        """A client for ``ep``; an unusable proxy setting or client certificate is a
+        ModelListError."""
         try:
+            if self._client_factory is None:
+                return models_api.make_http_client(ep, tls=self.tls_for(ep))
             return self._client_factory(ep)
-        except ProxySettingError as exc:
+        except NetworkSettingError as exc:
             raise models_api.ModelListError(str(exc)) from None
 
     def _base(self, ep: Endpoint) -> str | None:

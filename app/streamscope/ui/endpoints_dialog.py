@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.net.endpoint_store import EndpointSettings
 from streamscope.core.net.endpoints import PRESETS, Endpoint, is_secret_header
-from streamscope.core.net.secrets import SecretStore, header_account
+from streamscope.core.net.secrets import SecretStore, header_account, proxy_account
 from streamscope.ui.endpoint_probe import ClientFactory, DemoBaseUrl
 from streamscope.ui.settings_dialog import EndpointDialog
 
@@ -130,7 +130,7 @@ class EndpointsDialog(QDialog):
         if ep is None:
             return
         copy = replace(ep, id=uuid.uuid4().hex, name=f"{ep.name} (copy)")
-        accounts = [(ep.id, copy.id)] + [
+        accounts = [(ep.id, copy.id), (proxy_account(ep.id), proxy_account(copy.id))] + [
             (header_account(ep.id, h), header_account(copy.id, h))
             for h in ep.extra_headers
             if is_secret_header(h)

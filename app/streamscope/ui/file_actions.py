@@ -115,7 +115,7 @@ class FileActions(QObject):
             self._status.show_message("No turn to export yet")
             return
         path, _ = QFileDialog.getSaveFileName(
-            self._window, "Export repro bundle", "streamscope-repro.zip", "Zip files (*.zip)"
+            self._window, "Export repro bundle", "streamscope-repro.sscap.zip", "Zip files (*.zip)"
         )
         if path:
             write_repro_bundle(Path(path), capture, turn, app_version=__version__)

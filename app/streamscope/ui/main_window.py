@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QWidget
 from streamscope import __version__
 from streamscope.core import paths
 from streamscope.ui import window_state
+from streamscope.ui.file_drop import install_file_drop
 from streamscope.ui.resources import app_icon
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class MainWindow(QMainWindow):
         self.built = False
         self.setWindowTitle("StreamScope")
         self.setWindowIcon(app_icon())
+        self._file_drop = install_file_drop(self)  # dropped captures/bundles open
         self.setDockOptions(
             QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
         )
@@ -142,6 +144,7 @@ class MainWindow(QMainWindow):
             endpoint=self.endpoint_bar.current_endpoint,
             api_key=self.endpoint_bar.api_key,
             headers=self.endpoint_bar.headers,
+            tls=self.endpoint_bar.tls,
             tools=self.tools_panel.tools,
             demo=self.demo,
             captures=captures,
@@ -339,8 +342,9 @@ class MainWindow(QMainWindow):
         self.tapped_dock = self._dock(
             "Tapped", self.tap_panel, self.dockWidgetArea(self.conversations_dock)
         )
-        self.tabifyDockWidget(self.conversations_dock, self.tapped_dock)
-        self.conversations_dock.raise_()
+        # Hidden until a tap is opened, then a tab beside Conversations (a tab group from the
+        # start would be sized by Qt as one, squeezing Conversations to its minimum width).
+        self.tapped_dock.hide()
         self.controller.busyChanged.connect(self._on_controller_busy_for_tap)
         self._tap_dialog: QDialog | None = None
 
@@ -350,9 +354,13 @@ class MainWindow(QMainWindow):
 
         if self._tap_dialog is None:
             endpoints = list(self.endpoint_bar.endpoints.endpoints)
-            self._tap_dialog = TapDialog(self.tap, endpoints, self.demo, self)
+            self._tap_dialog = TapDialog(
+                self.tap, endpoints, self.demo, self, tls_for=self.endpoint_bar.tls
+            )
         self._tap_dialog.show()
         self._tap_dialog.raise_()
+        if self.tapped_dock.isHidden() and not self.tabifiedDockWidgets(self.tapped_dock):
+            self.tabifyDockWidget(self.conversations_dock, self.tapped_dock)
         self.tapped_dock.show()
         self.tapped_dock.raise_()
 

@@ -226,7 +226,9 @@ class PowerTools(QObject):
         endpoint = self._current_endpoint()
         same_origin = _origin(endpoint.base_url) == _origin(raw.url)
         timeouts = endpoint.timeouts() if same_origin else StreamTimeouts()
-        tls = endpoint.tls() if same_origin else TLSOptions()
+        from streamscope.core.net.secrets import resolve_tls
+
+        tls = resolve_tls(endpoint, self._secrets()) if same_origin else TLSOptions()
         text = user_text(raw.body) or f"(raw request) {raw.method} {urlsplit(raw.url).path}"
         model = raw.body.get("model")
         label = f"{'raw' if raw.dialect == 'auto' else '✎ edited'} · {model or raw.dialect}"

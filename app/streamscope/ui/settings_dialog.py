@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.net.endpoints import PRESETS, Endpoint
 from streamscope.core.net.models_api import ModelListError
+from streamscope.core.net.options import TLSOptions
 from streamscope.core.net.secrets import SecretStore
 from streamscope.core.wire.dialects import dialect_names
 from streamscope.ui.endpoint_key import KeyFields
@@ -66,6 +67,7 @@ class EndpointDialog(QDialog):
         self._original = endpoint or PRESETS["custom"].endpoint()
         self._secrets = secrets
         self.probe = EndpointProbe(demo_base_url, client_factory)
+        self.probe.tls_for = self._tls_for
         self._scenarios = demo_scenarios()
         self.setWindowTitle(f"Endpoint — {self._original.name}")
         self.setMinimumWidth(640)
@@ -218,6 +220,7 @@ class EndpointDialog(QDialog):
             else "https://host/v1 (include the version prefix)"
         )
         self.key_fields.set_enabled(not demo)
+        self.network_tab.set_demo(demo)
         if demo:
             current = self.model_combo.currentText() or "demo"
             self._set_models(list(self._scenarios), current)
@@ -258,6 +261,12 @@ class EndpointDialog(QDialog):
         self.name_edit.textChanged.connect(self._validate)
         self.key_fields.source_combo.currentIndexChanged.connect(self._validate)
         self.key_fields.env_edit.textChanged.connect(self._validate)
+        net = self.network_tab
+        net.proxy_combo.currentIndexChanged.connect(self._validate)
+        net.proxy_host_edit.textChanged.connect(self._validate)
+        net.no_proxy_edit.textChanged.connect(self._validate)
+        net.cert_edit.textChanged.connect(self._validate)
+        net.key_file_edit.textChanged.connect(self._validate)
 
     def problems(self) -> list[str]:
         """What stops OK (empty when the fields are acceptable)."""
@@ -272,6 +281,7 @@ class EndpointDialog(QDialog):
                 found.append("Base URL must start with http:// or https://")
         if (problem := self.key_fields.problem()) is not None:
             found.append(problem)
+        found.extend(self.network_tab.problems())
         return found
 
     def _validate(self) -> None:
@@ -325,7 +335,7 @@ class EndpointDialog(QDialog):
             self._show_test_result(False, "The demo server is not running.")
             return
         self.test_button.setEnabled(False)
-        self.test_result.setStyleSheet("")
+        set_text_colour(self.test_result, None)
         self.test_result.setText("Testing…")
         try:
             ok, message = await self.probe.test(ep, self.key_fields.typed_key())
@@ -343,8 +353,18 @@ class EndpointDialog(QDialog):
         if self.problems():
             self._validate()
             return
-        self.key_fields.save(self._fields(with_secrets=True))
+        edited = self._fields(with_secrets=True)
+        self.key_fields.save(edited)
+        self.network_tab.save_secrets(edited, self._secrets)
         super().accept()
+
+    def _tls_for(self, ep: Endpoint) -> TLSOptions:
+        """``ep``'s connection options with the typed proxy password (Test, Fetch)."""
+        tls = ep.tls()
+        if tls.proxy.explicit and tls.proxy.username:
+            proxy = replace(tls.proxy, password=self.network_tab.proxy_password())
+            return replace(tls, proxy=proxy)
+        return tls
 
     def done(self, result: int) -> None:
         self.probe.cancel()

@@ -409,6 +409,8 @@ class TapDialog(QDialog):
         endpoints: list[Endpoint],
         demo: DemoService | None = None,
         parent: QWidget | None = None,
+        *,
+        tls_for: Callable[[Endpoint], TLSOptions] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Tap another app")
@@ -422,7 +424,7 @@ class TapDialog(QDialog):
                 self.upstream.addItem(DEMO_UPSTREAM)
             elif ep.base_url:
                 self.upstream.addItem(f"{ep.base_url}", ep.base_url)
-                self._tls[ep.base_url] = ep.tls()
+                self._tls[ep.base_url] = tls_for(ep) if tls_for else ep.tls()
         line = self.upstream.lineEdit()
         if line is not None:
             line.setPlaceholderText("https://api.openai.com/v1")

@@ -229,7 +229,8 @@ class TurnRunner(QObject):
         tls = tls if tls is not None else TLSOptions()
         capture_id = self.captures.begin() if self.captures is not None else None
         path = self.captures.path(capture_id) if self.captures and capture_id else None
-        recorder = CaptureRecorder(dialect, path=path)
+        secrets = (tls.proxy.password,) if tls.proxy.password else ()
+        recorder = CaptureRecorder(dialect, path=path, secrets=secrets)
         observer = self._prepare(dialect, (recorder, *observers))
         self._recorder, self.capture_id = recorder, capture_id
         self._timeouts = timeouts

@@ -69,7 +69,10 @@ class CaptureRecorder(TurnObserver):
         path: Path | None = None,
         app_version: str = __version__,
         keep_reads: bool = True,
+        secrets: tuple[str, ...] = (),
     ) -> None:
+        """``secrets``: more to mask than the request's own (a proxy password)."""
+        self._secrets = secrets
         self.capture = Capture(dialect, app_version=app_version, created=now_iso())
         self.path = path
         self.keep_reads = keep_reads or path is None
@@ -86,7 +89,7 @@ class CaptureRecorder(TurnObserver):
 
     def request_started(self, spec: RequestSpec, body: bytes, t: float) -> None:
         self._t0 = t
-        self.scrubber = Scrubber.for_request(spec.headers, spec.url)
+        self.scrubber = Scrubber.for_request(spec.headers, spec.url, extra=self._secrets)
         self._stream = self.scrubber.stream()
         LOG_FILTER.learn(self.scrubber.secrets)
         self.capture.request = redact_request(spec, body, self.scrubber)

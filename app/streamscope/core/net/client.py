@@ -28,7 +28,8 @@ import httpx
 import orjson
 
 from streamscope.core.net.connect_errors import describe_connect_error
-from streamscope.core.net.env_proxy import ProxySettingError, environment_client
+from streamscope.core.net.connection import client_certificate_alert, connection_client
+from streamscope.core.net.env_proxy import NetworkSettingError
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
 from streamscope.core.redact import scrub, secret_values
 from streamscope.core.turn.model import Turn
@@ -156,7 +157,7 @@ class StreamClient:
         headers.update(spec.headers)
         try:
             http = self._http(tls)
-        except ProxySettingError as exc:  # e.g. ALL_PROXY=socks4://…: nothing was sent
+        except NetworkSettingError as exc:  # e.g. ALL_PROXY=socks4://…: nothing was sent
             run.t0 = clock()
             obs.request_started(spec, body, run.t0)
             return StreamEnd("connect_error", detail=f"could not connect: {exc}")
@@ -174,8 +175,13 @@ class StreamClient:
                 response = await http.send(request, stream=True)
         except TimeoutError:
             return StreamEnd("first_byte_timeout", timeout=timeouts.first_byte)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, ssl.SSLError) as exc:  # (a TLS alert can escape httpx)
             detail = describe_connect_error(exc, request.url, connect_timeout=timeouts.connect)
+            if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.RemoteProtocolError):
+                probe = min(timeouts.connect, 3.0)
+                alert = await client_certificate_alert(request.url, tls, probe)
+                if alert is not None:
+                    detail = describe_connect_error(ssl.SSLError(alert), request.url)
             return StreamEnd("connect_error", detail=detail)
         try:
             return await self._read(response, run, timeouts, obs)
@@ -274,11 +280,12 @@ class StreamClient:
 def http_client(
     tls: TLSOptions = TLSOptions(), *, transport: httpx.AsyncBaseTransport | None = None
 ) -> httpx.AsyncClient:
-    """The HTTP client chat turns use (and the tap's upstream side): the environment's
-    proxies, the endpoint's TLS options, no redirects, no read timeout.
-    :class:`ProxySettingError` when a proxy variable cannot be used."""
-    return environment_client(
-        verify=_ssl_context(tls),
+    """The HTTP client chat turns use (and the tap's upstream side): the endpoint's proxy
+    and TLS options (:func:`~streamscope.core.net.connection.connection_client`), no
+    redirects, no read timeout. :class:`NetworkSettingError` (or its ``ProxySettingError``)
+    when a proxy setting or the client certificate cannot be used."""
+    return connection_client(
+        tls,
         transport=transport,
         follow_redirects=False,
         timeout=httpx.Timeout(10.0, read=None),
@@ -311,15 +318,3 @@ def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     name = type(exc).__name__
     return f"{name}: {text}" if text else name
-
-
-def _ssl_context(tls: TLSOptions) -> ssl.SSLContext | bool:
-    if not tls.verify:
-        return False
-    if tls.ca_bundle:
-        return ssl.create_default_context(cafile=tls.ca_bundle)
-    try:
-        import truststore
-    except ImportError:  # pragma: no cover - truststore is a dependency
-        return True
-    return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

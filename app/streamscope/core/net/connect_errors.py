@@ -5,6 +5,7 @@ connection"::
     Connection refused by 127.0.0.1:9 — is the server running?
     Could not resolve host 'api.exampel.com' — check the base URL
     TLS error talking to llm.local:8443: [SSL: CERTIFICATE_VERIFY_FAILED] … — set a CA …
+    The server at llm.local:8443 requires a client certificate — set one (and its key) …
     Timed out after 10 s connecting to 10.0.0.7:8000
     Could not connect to 127.0.0.1:8000: ProxyError: …
     No response from 127.0.0.1:8000: RemoteProtocolError: Server disconnected …
@@ -29,6 +30,17 @@ def host_port(url: str | httpx.URL) -> str:
         host = f"[{host}]"
     port = u.port or {"https": 443, "http": 80}.get(u.scheme)
     return f"{host}:{port}" if port else host
+
+
+_REFUSALS = (
+    "unknown ca",
+    "bad certificate",
+    "certificate unknown",
+    "certificate expired",
+    "certificate revoked",
+    "unsupported certificate",
+)
+"""TLS alerts by which a server refuses a client certificate (OpenSSL's words)."""
 
 
 def _chain_text(exc: BaseException) -> str:
@@ -56,6 +68,17 @@ def describe_connect_error(
         limit = f" after {connect_timeout:g} s" if connect_timeout is not None else ""
         return f"Timed out{limit} connecting to {where}"
     low = _chain_text(exc).lower()
+    if "certificate required" in low or "peer did not return a certificate" in low:
+        return (
+            f"The server at {where} requires a client certificate (TLS alert: certificate "
+            "required) — set one (and its key) in the endpoint's Network settings"
+        )
+    alert = next((a for a in _REFUSALS if f"alert {a}" in low), None)
+    if alert is not None:
+        return (
+            f"The server at {where} refused the client certificate (TLS alert: {alert}) — "
+            "check the certificate and key in the endpoint's Network settings"
+        )
     if not isinstance(exc, httpx.ProxyError):
         if "certificate" in low or "ssl" in low or "tls" in low:
             return (

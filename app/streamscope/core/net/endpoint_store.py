@@ -27,6 +27,7 @@ from streamscope.core.net.endpoints import (
     Endpoint,
     is_secret_header,
 )
+from streamscope.core.net.options import PROXY_MODES
 from streamscope.core.redact import SECRET_QUERY_KEYS
 from streamscope.core.wire.dialects import dialect_names
 
@@ -81,6 +82,13 @@ def endpoint_to_dict(ep: Endpoint) -> dict[str, Any]:
         "max_line_bytes": ep.max_line_bytes,
         "tls_verify": ep.tls_verify,
         "ca_bundle": ep.ca_bundle,
+        "client_cert": ep.client_cert,
+        "client_key": ep.client_key,
+        "proxy_mode": ep.proxy_mode,
+        "proxy_host": ep.proxy_host,
+        "proxy_port": ep.proxy_port,
+        "proxy_username": ep.proxy_username,
+        "no_proxy": list(ep.no_proxy),
         "system_prompt": ep.system_prompt,
         "temperature": ep.temperature,
         "max_tokens": ep.max_tokens,
@@ -132,6 +140,15 @@ def endpoint_from_dict(d: Mapping[str, Any]) -> Endpoint:
     if not low <= max_line <= high:
         raise EndpointConfigError(f"max_line_bytes: expected {low} to {high}, got {max_line}")
     temperature = _get(d, "temperature", (int, float), None)
+    proxy_mode = _get(d, "proxy_mode", str, defaults.proxy_mode)
+    if proxy_mode not in PROXY_MODES:
+        raise EndpointConfigError(f"proxy_mode: expected one of {PROXY_MODES}, got {proxy_mode!r}")
+    proxy_port = _get(d, "proxy_port", int, 0)
+    if not 0 <= proxy_port <= 65535:
+        raise EndpointConfigError(f"proxy_port: expected 0 to 65535, got {proxy_port}")
+    no_proxy = _get(d, "no_proxy", list, [])
+    if not all(isinstance(h, str) for h in no_proxy):
+        raise EndpointConfigError("no_proxy: expected a list of host names")
     return Endpoint(
         id=ep_id,
         name=_get(d, "name", str, ep_id),
@@ -150,6 +167,13 @@ def endpoint_from_dict(d: Mapping[str, Any]) -> Endpoint:
         max_line_bytes=max_line,
         tls_verify=_get(d, "tls_verify", bool, True),
         ca_bundle=_get(d, "ca_bundle", str, None) or None,
+        client_cert=_get(d, "client_cert", str, None) or None,
+        client_key=_get(d, "client_key", str, None) or None,
+        proxy_mode=proxy_mode,
+        proxy_host=_get(d, "proxy_host", str, ""),
+        proxy_port=proxy_port,
+        proxy_username=_get(d, "proxy_username", str, ""),
+        no_proxy=tuple(h.strip() for h in no_proxy if h.strip()),
         system_prompt=_get(d, "system_prompt", str, ""),
         temperature=None if temperature is None else float(temperature),
         max_tokens=max_tokens,

@@ -17,7 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from streamscope.core.net.options import DEFAULT_LINE_CAP, StreamTimeouts, TLSOptions
+from streamscope.core.net.options import (
+    DEFAULT_LINE_CAP,
+    ProxyMode,
+    ProxyOptions,
+    StreamTimeouts,
+    TLSOptions,
+)
 from streamscope.core.redact import SECRET_HEADERS
 
 __all__ = [
@@ -83,6 +89,21 @@ class Endpoint:
     """Verify the server's TLS certificate (the UI marks it visibly when off)."""
     ca_bundle: str | None = None
     """Extra CA file (PEM) for self-signed local servers."""
+    client_cert: str | None = None
+    """Client certificate (PEM) for servers that require one (mutual TLS); its key may be
+    in the same file."""
+    client_key: str | None = None
+    """The client certificate's private key (PEM, unencrypted) when in a separate file."""
+    proxy_mode: ProxyMode = "system"
+    """``system`` (OS settings and ``HTTPS_PROXY``/``ALL_PROXY``/``NO_PROXY``), ``none``,
+    ``http``, ``https`` or ``socks5`` (see :data:`~streamscope.core.net.options.PROXY_MODES`).
+    The Built-in demo always goes direct."""
+    proxy_host: str = ""
+    proxy_port: int = 0
+    proxy_username: str = ""
+    """The proxy's username; its password is in the secret store, never here."""
+    no_proxy: tuple[str, ...] = ()
+    """Hosts reached without the explicit proxy (``NO_PROXY`` rules)."""
     system_prompt: str = ""
     """System prompt sent with each conversation (empty: none)."""
     temperature: float | None = None
@@ -110,7 +131,25 @@ class Endpoint:
 
     def tls(self) -> TLSOptions:
         """The client's TLS options for this endpoint."""
-        return TLSOptions(verify=self.tls_verify, ca_bundle=self.ca_bundle or None)
+        return TLSOptions(
+            verify=self.tls_verify,
+            ca_bundle=self.ca_bundle or None,
+            client_cert=self.client_cert or None,
+            client_key=self.client_key or None,
+            proxy=self.proxy(),
+        )
+
+    def proxy(self) -> ProxyOptions:
+        """The proxy setting, without its password (the demo on loopback: always direct)."""
+        if self.is_demo:
+            return ProxyOptions(mode="none")
+        return ProxyOptions(
+            mode=self.proxy_mode,
+            host=self.proxy_host.strip(),
+            port=self.proxy_port,
+            username=self.proxy_username,
+            no_proxy=self.no_proxy,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,24 +15,42 @@ whose one-line message names the variable, its value (password masked) and what 
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import os
+import ssl
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.request import getproxies
 
 import httpx
 
+from streamscope.core.net.options import ProxyOptions
 from streamscope.core.redact import redact_url
 
-__all__ = ["SUPPORTED_SCHEMES", "ProxySettingError", "check_environment", "environment_client"]
+__all__ = [
+    "SUPPORTED_SCHEMES",
+    "NetworkSettingError",
+    "ProxySettingError",
+    "check_environment",
+    "environment_client",
+    "no_proxy_mounts",
+    "proxied_client",
+]
 
 SUPPORTED_SCHEMES = ("http", "https", "socks5", "socks5h")
 """The proxy URL schemes httpx speaks."""
 
 
-class ProxySettingError(ValueError):
-    """A proxy setting in the environment names a proxy httpx cannot use; the message is one
-    line for people (variable, value with its password masked, the problem)."""
+class NetworkSettingError(ValueError):
+    """An endpoint's network setting (proxy, client certificate) cannot be used; the message
+    is one line for people. Nothing was sent."""
+
+
+class ProxySettingError(NetworkSettingError):
+    """A proxy setting (in the environment, or the endpoint's own) names a proxy httpx
+    cannot use; the message is one line for people (variable or setting, value with its
+    password masked, the problem)."""
 
 
 def environment_client(**options: Any) -> httpx.AsyncClient:
@@ -44,6 +62,94 @@ def environment_client(**options: Any) -> httpx.AsyncClient:
         return httpx.AsyncClient(trust_env=True, **options)
     except (ValueError, ImportError, httpx.InvalidURL) as exc:  # what the check cannot foresee
         raise ProxySettingError(f"proxy settings from the environment: {exc}") from None
+
+
+def proxied_client(proxy: ProxyOptions, **options: Any) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` for the endpoint's own proxy setting (``none`` or an
+    explicit proxy; the environment is not read), or :class:`ProxySettingError`."""
+    if proxy.mode == "none":
+        return httpx.AsyncClient(trust_env=False, **options)
+    shown = proxy.url()
+    if not proxy.host.strip():
+        raise ProxySettingError(f"proxy {shown}: no proxy host set")
+    if not 0 < proxy.port < 65536:
+        raise ProxySettingError(f"proxy {shown}: the port must be 1 to 65535")
+    problem = proxy_problem(proxy.url())
+    if problem is not None:
+        raise ProxySettingError(f"proxy {shown}: {problem}")
+    mounts = no_proxy_mounts(proxy.no_proxy)
+    if mounts is None:  # "*": every host direct
+        return httpx.AsyncClient(trust_env=False, **options)
+    auth = (proxy.username, proxy.password) if proxy.username else None
+    target = httpx.Proxy(
+        proxy.url(with_username=False),
+        auth=auth,
+        ssl_context=_proxy_tls(options.get("verify")) if proxy.mode == "https" else None,
+    )
+    try:
+        return httpx.AsyncClient(trust_env=False, proxy=target, mounts=mounts, **options)
+    except (ValueError, ImportError, httpx.InvalidURL) as exc:
+        raise ProxySettingError(f"proxy {shown}: {exc}") from None
+
+
+def _proxy_tls(verify: object) -> ssl.SSLContext | None:
+    """The TLS context for an HTTPS proxy: the endpoint's (its CA file, its client
+    certificate), or one that does not verify when the endpoint turned verification off."""
+    if isinstance(verify, ssl.SSLContext):
+        return verify
+    if verify is False:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    return None
+
+
+def no_proxy_mounts(hosts: Iterable[str]) -> dict[str, None] | None:
+    """httpx mount patterns sending ``hosts`` direct (the rules of ``NO_PROXY``, as httpx
+    reads it: ``example.com`` and its subdomains, ``.example.com`` only subdomains, IP
+    addresses, ``host:port``), or ``None`` for ``*`` (everything direct).
+    :class:`ProxySettingError` for an entry that is not a host."""
+    mounts: dict[str, None] = {}
+    for entry in hosts:
+        host = entry.strip()
+        if not host:
+            continue
+        if host == "*":
+            return None
+        if "/" in host:
+            raise ProxySettingError(
+                f"no-proxy entry {host!r}: use host names or addresses (no ranges or paths)"
+            )
+        name, port = _split_port(host)
+        try:
+            address = ipaddress.ip_address(name)
+        except ValueError:
+            address = None
+        if address is not None:
+            name = f"[{name}]" if address.version == 6 else name
+        elif name.startswith("."):
+            name = "*" + name  # subdomains only
+        elif name.lower() != "localhost":
+            name = "*" + name  # the domain and its subdomains
+        try:
+            pattern = f"all://{name}{port}"
+            httpx.URL(pattern.replace("*", "x", 1))
+        except httpx.InvalidURL:
+            raise ProxySettingError(f"no-proxy entry {host!r} is not a host name") from None
+        mounts[pattern] = None
+    return mounts
+
+
+def _split_port(host: str) -> tuple[str, str]:
+    """``("example.com", ":8080")`` from ``example.com:8080``; bare IPv6 keeps its colons."""
+    if host.startswith("["):
+        name, _, rest = host[1:].partition("]")
+        return name, rest if rest.startswith(":") and rest[1:].isdigit() else ""
+    name, colon, port = host.rpartition(":")
+    if colon and port.isdigit() and ":" not in name:
+        return name, ":" + port
+    return host, ""
 
 
 def check_environment() -> None:

@@ -6,15 +6,15 @@ window does not import the network stack.
 
 from __future__ import annotations
 
-import ssl
 import time
 from typing import Any
 
 import httpx
 
 from streamscope.core.net.connect_errors import describe_connect_error, host_port
+from streamscope.core.net.connection import connection_client
 from streamscope.core.net.endpoints import MODELS_TIMEOUT, Endpoint
-from streamscope.core.net.env_proxy import environment_client
+from streamscope.core.net.options import TLSOptions
 from streamscope.core.redact import redact_url
 from streamscope.core.wire.dialects import resolve
 
@@ -58,24 +58,16 @@ def parse_models(dialect: str, doc: Any) -> list[str]:
 
 
 def make_http_client(
-    endpoint: Endpoint, *, transport: httpx.AsyncBaseTransport | None = None
+    endpoint: Endpoint,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    tls: TLSOptions | None = None,
 ) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` with the endpoint's TLS options (for models / test);
-    :class:`~streamscope.core.net.env_proxy.ProxySettingError` for an unusable proxy
-    variable."""
-    verify: ssl.SSLContext | bool
-    if not endpoint.tls_verify:
-        verify = False
-    elif endpoint.ca_bundle:
-        verify = ssl.create_default_context(cafile=endpoint.ca_bundle)
-    else:
-        try:
-            import truststore
-
-            verify = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        except ImportError:  # pragma: no cover - truststore is a dependency
-            verify = True
-    return environment_client(verify=verify, transport=transport)
+    """An ``httpx.AsyncClient`` with the endpoint's proxy and TLS options (for models /
+    test; ``tls``: those options with the proxy password filled in, else
+    ``endpoint.tls()``); :class:`~streamscope.core.net.env_proxy.NetworkSettingError` for an
+    unusable proxy or client certificate."""
+    return connection_client(endpoint.tls() if tls is None else tls, transport=transport)
 
 
 async def _get_models(

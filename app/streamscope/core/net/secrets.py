@@ -11,12 +11,15 @@ says so, for the settings dialog to show.
 
 Secret extra headers (``Authorization``, ``x-api-key`` ...) are stored the same way under
 the username ``<endpoint id>/header/<lower-case name>``; :func:`resolve_headers` fills them in.
+A proxy password is kept under ``<endpoint id>/proxy`` (:func:`proxy_account`);
+:func:`resolve_tls` fills it in.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 
 import keyring
 import keyring.backend
@@ -24,14 +27,17 @@ import keyring.errors
 from keyring.backends import chainer, fail, null
 
 from streamscope.core.net.endpoints import Endpoint, is_secret_header
+from streamscope.core.net.options import TLSOptions
 
 __all__ = [
     "MEMORY_ONLY_MESSAGE",
     "SERVICE",
     "SecretStore",
     "header_account",
+    "proxy_account",
     "resolve_api_key",
     "resolve_headers",
+    "resolve_tls",
 ]
 
 SERVICE = "StreamScope"
@@ -41,6 +47,11 @@ MEMORY_ONLY_MESSAGE = "No system keyring found: keys are kept in memory for this
 def header_account(endpoint_id: str, header: str) -> str:
     """The keyring username under which a secret extra header's value is kept."""
     return f"{endpoint_id}/header/{header.strip().lower()}"
+
+
+def proxy_account(endpoint_id: str) -> str:
+    """The keyring username under which the endpoint's proxy password is kept."""
+    return f"{endpoint_id}/proxy"
 
 
 def _usable(backend: keyring.backend.KeyringBackend) -> bool:
@@ -131,8 +142,9 @@ class SecretStore:
             self._fall_back(exc)
 
     def delete_endpoint(self, endpoint: Endpoint) -> None:
-        """Forget the endpoint's key and its secret header values."""
+        """Forget the endpoint's key, its secret header values and its proxy password."""
         self.delete(endpoint.id)
+        self.delete(proxy_account(endpoint.id))
         for name in endpoint.extra_headers:
             if is_secret_header(name):
                 self.delete(header_account(endpoint.id, name))
@@ -163,3 +175,13 @@ def resolve_headers(endpoint: Endpoint, store: SecretStore) -> dict[str, str]:
         if value:
             headers[name] = value
     return headers
+
+
+def resolve_tls(endpoint: Endpoint, store: SecretStore) -> TLSOptions:
+    """The endpoint's connection options with its proxy password filled in from the store
+    (only for an explicit proxy with a username)."""
+    tls = endpoint.tls()
+    if not (tls.proxy.explicit and tls.proxy.username):
+        return tls
+    password = store.get(proxy_account(endpoint.id)) or ""
+    return replace(tls, proxy=replace(tls.proxy, password=password))

@@ -35,7 +35,7 @@ from httpx._decoders import SUPPORTED_DECODERS, ContentDecoder
 from streamscope.core.capture.files import CaptureStore
 from streamscope.core.capture.recorder import CaptureRecorder
 from streamscope.core.net.client import MAX_ERROR_BODY, http_client
-from streamscope.core.net.env_proxy import ProxySettingError
+from streamscope.core.net.env_proxy import NetworkSettingError
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.redact import Scrubber, redact_url
 from streamscope.core.turn.model import Timings, Turn
@@ -287,7 +287,13 @@ class TapApp:
         run = _Run(self, exchange, t0)
         if self.captures is not None and capture_id is not None:
             run.capture_id = capture_id
-            run.recorder = CaptureRecorder(self.dialect, path=capture_path, keep_reads=False)
+            password = self.tls.proxy.password  # (an upstream proxy's, masked too)
+            run.recorder = CaptureRecorder(
+                self.dialect,
+                path=capture_path,
+                keep_reads=False,
+                secrets=(password,) if password else (),
+            )
         watcher = self.listener.exchange_started(exchange) if self.listener else None
         run.observer = MultiObserver(*(o for o in (run.recorder, watcher) if o is not None))
         run.observer.request_started(spec, body, t0)
@@ -364,7 +370,7 @@ class _Run:
         except asyncio.CancelledError:
             self._finish(StreamEnd("cancelled", elapsed=clock() - self.t0))
             raise
-        except (httpx.HTTPError, ProxySettingError) as exc:
+        except (httpx.HTTPError, NetworkSettingError) as exc:
             detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
             await _bad_gateway(send, f"streamscope tap: upstream unreachable: {detail}\n")
             self.status = 502

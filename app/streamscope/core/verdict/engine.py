@@ -135,6 +135,7 @@ class Linter:
         self._new: list[Finding] = []
         self._counts: dict[str, int] = {}
         self._n = 0
+        self._oversized: int | None = None  # the row of an over-long line's start
         self._sse = SSEFrameChecks(self._emit)
         self._checks: DialectChecks | None = None
         self._decided = False
@@ -177,8 +178,9 @@ class Linter:
         turn = self.pipeline.close(end, t)
         kind = self.pipeline.end_kind or end.kind
         status = self.status if self.status is not None else turn.status
-        if kind == "protocol_error":
-            self._emit("sse.line-too-long", self._n, end.detail or "")
+        if kind == "protocol_error":  # (at the row showing the line's start, if any)
+            at = self._oversized if self._oversized is not None else self._n
+            self._emit("sse.line-too-long", at, end.detail or "")
         if (status is not None and status >= 400) or kind == "not_a_stream":
             # not a stream at all: what the framing rules said of its bytes is noise
             self.findings = [f for f in self.findings if f.rule.startswith("transport.")]
@@ -286,6 +288,8 @@ class Linter:
         n = self._n
         for frame, events in frames:
             raw = frame.raw
+            if getattr(frame, "role", None) == "oversized":  # (a MarkedFrame: no block)
+                self._oversized = n
             # The usual SSE frame ("data: <value>\n\n", LF so far) needs no framing check.
             if sse and not (
                 lf
