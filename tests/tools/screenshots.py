@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/tools/screenshots.py [--out DIR] [--scenario demo-tools ...]
     .venv/bin/python tests/tools/screenshots.py --scenario tap   # Tap another app
+    .venv/bin/python tests/tools/screenshots.py --theme dark     # in the dark theme
     .venv/bin/python tests/tools/screenshots.py [--size 1024x700] [--display :93] [--extras]
 
 Starts Xvfb when there is no display (apt-get install xvfb imagemagick fonts-noto-cjk
@@ -42,6 +43,9 @@ loop = qasync.QEventLoop(app)
 asyncio.set_event_loop(loop)
 store, captures = open_profile()
 window = MainWindow(demo_speed=3.0, store=store, captures=captures)
+import os
+if os.environ.get("SHOTS_THEME"):
+    window.theme.set_mode(os.environ["SHOTS_THEME"])  # (remembered for the restart too)
 window.setGeometry(0, 0, width, height)
 window.show()
 
@@ -190,6 +194,9 @@ def main() -> int:
         "--display", default=None, help="the Xvfb display to start (default: a free one)"
     )
     parser.add_argument(
+        "--theme", choices=("system", "light", "dark"), default=None, help="View > Theme"
+    )
+    parser.add_argument(
         "--extras", action="store_true", help="also: keyboard focus, shortcuts, a long code line"
     )
     args = parser.parse_args()
@@ -221,6 +228,8 @@ def main() -> int:
             assert xvfb.stdout is not None
             env["DISPLAY"] = f":{xvfb.stdout.readline().strip()}"
     env.pop("QT_QPA_PLATFORM", None)
+    if args.theme:
+        env["SHOTS_THEME"] = args.theme
     try:
         subprocess.run(
             [sys.executable, "-c", DRIVER, str(out), args.size, str(int(args.extras)), *scenarios],

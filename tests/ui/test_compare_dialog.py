@@ -19,6 +19,7 @@ from streamscope.core.capture.compare import Comparison
 from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse, ReadLog
 from streamscope.ui import compare_view
 from streamscope.ui.compare_view import CompareDialog
+from streamscope.ui.theme import colour
 
 WORDS = 10_000
 
@@ -176,7 +177,9 @@ def test_it_compares_on_open_and_can_ignore_ids_and_timestamps(
     settle(aloop, lambda: dialog.comparison is not first and not dialog.busy)
     assert dialog.comparison.differences() == ["frames: 2 of 3 differ in content"]
     assert "• frames: 2 of 3 differ in content" in dialog.summary.toPlainText()
-    assert dialog.frames_table.item(0, 2).background().color() == compare_view._DIFF_BG
+    assert dialog.frames_table.item(0, 2).background().color() == colour(
+        "compare_diff", dialog.palette()
+    )
     assert dialog.frames_table.item(2, 2).background().style() == Qt.BrushStyle.NoBrush
     # A's and B's columns are equal halves, in the frames and in the metrics
     dialog.tabs.setCurrentIndex(3)

@@ -123,7 +123,7 @@ def test_tls_off_shows_the_red_warning(qtbot: QtBot, ring: MemoryKeyring) -> Non
     dialog.network_tab.tls_check.setChecked(False)
     assert dialog.tls_warning.isVisible()
     assert dialog.tls_warning.text().startswith("⚠ TLS verification is OFF")
-    assert "c62828" in dialog.tls_warning.styleSheet()
+    assert "c2161f" in dialog.tls_warning.styleSheet()
     assert dialog.endpoint().tls_verify is False
     dialog.network_tab.tls_check.setChecked(True)
     assert not dialog.tls_warning.isVisible()

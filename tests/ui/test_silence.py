@@ -192,7 +192,7 @@ def test_a_length_stop_is_amber_not_green(window: MainWindow, aloop: qasync.QEve
     status = window.status
     assert status.text().startswith("Completed · stopped at max tokens · length · ")
     assert status.glyph.text() == "⚠"
-    assert "#b35900" in status.glyph.styleSheet()
+    assert "#9a4f00" in status.glyph.styleSheet()
     card = window.controller.answer_cards[-1]
     assert card.footer.text().startswith(
         "<span style='color:#9a6700; font-weight:600'>⚠ stopped at max tokens</span>"
@@ -204,7 +204,7 @@ def test_a_length_stop_is_amber_not_green(window: MainWindow, aloop: qasync.QEve
     submit(window, "demo")
     turn = answered(window, aloop)
     assert turn.finish_reason == "stop"
-    assert status.glyph.text() == "✓" and "#1a7f37" in status.glyph.styleSheet()
+    assert status.glyph.text() == "✓" and "#116329" in status.glyph.styleSheet()
     assert status.text().startswith("Completed · stop · ")
     card = window.controller.answer_cards[-1]
     assert "✓ completed" in card.footer.text() and card._accent is None

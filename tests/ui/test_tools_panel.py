@@ -119,7 +119,7 @@ def test_insert_examples_enables_and_validates(qtbot: QtBot) -> None:
     assert panel.is_enabled()
     assert [t.name for t in panel.tools()] == ["get_weather", "get_time"]
     assert panel.status.text() == "✓ 2 tools: get_weather, get_time"
-    assert "1b7f3b" in panel.status.styleSheet()  # green
+    assert "116329" in panel.status.styleSheet()  # green
 
 
 def test_invalid_json_shows_line_and_column_in_red(qtbot: QtBot) -> None:
@@ -129,7 +129,7 @@ def test_invalid_json_shows_line_and_column_in_red(qtbot: QtBot) -> None:
     panel.set_tools_json('[\n  {"name": "a",}\n]')
     assert panel.tools() == []
     assert panel.status.text().startswith("✗ line 2, column 16:")
-    assert "c62828" in panel.status.styleSheet()  # red
+    assert "c2161f" in panel.status.styleSheet()  # red
     panel.move_cursor_to_error()
     cursor = panel.editor.textCursor()
     assert (cursor.blockNumber(), cursor.positionInBlock()) == (1, 15)

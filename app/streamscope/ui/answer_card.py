@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import (
     QMouseEvent,
     QPalette,
@@ -34,7 +34,7 @@ from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_to
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import Message, ToolCall, match_results
 from streamscope.ui import pacing
-from streamscope.ui.code_highlight import warm_up_highlighting
+from streamscope.ui.code_highlight import is_dark, warm_up_highlighting
 from streamscope.ui.markdown import MarkdownWriter, split_markdown
 from streamscope.ui.message_card import (
     CardFrame,
@@ -46,6 +46,7 @@ from streamscope.ui.message_card import (
 )
 from streamscope.ui.paint_clock import PaintClock, default_clock
 from streamscope.ui.text_pane import PlainAppender, TextPane
+from streamscope.ui.theme import set_text_colour
 from streamscope.ui.warnings_box import WarningsBox
 
 __all__ = ["REASON_CHARS", "AssistantCard"]
@@ -122,11 +123,13 @@ class AssistantCard(CardFrame):
         self.prev_alt = QToolButton(self.pager)
         self.prev_alt.setText("◀")
         self.prev_alt.setToolTip("The previous answer to this message (Regenerate keeps each)")
+        self.prev_alt.setAccessibleName("Previous answer")
         self.alt_label = QLabel(self.pager)
         self.alt_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.next_alt = QToolButton(self.pager)
         self.next_alt.setText("▶")
         self.next_alt.setToolTip("The next answer to this message")
+        self.next_alt.setAccessibleName("Next answer")
         for part in (self.prev_alt, self.alt_label, self.next_alt):
             pager.addWidget(part)
         for button in (self.prev_alt, self.next_alt):
@@ -142,6 +145,7 @@ class AssistantCard(CardFrame):
 
         self.reasoning_toggle = QToolButton(self)
         self.reasoning_toggle.setCheckable(True)
+        self.reasoning_toggle.setAccessibleName("Reasoning")
         self.reasoning_toggle.setAutoRaise(True)
         self.reasoning_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.reasoning_toggle.toggled.connect(self._on_reasoning_toggle_toggled)
@@ -170,8 +174,7 @@ class AssistantCard(CardFrame):
         self.send_button.clicked.connect(self._on_send_button_clicked)
         self.unanswered_label = QLabel(self._tools)  # see show_unanswered
         self.unanswered_label.setWordWrap(True)
-        amber = outcome_colour(Outcome.TRUNCATED, self.palette()).name()
-        self.unanswered_label.setStyleSheet(f"color: {amber}")
+        set_text_colour(self.unanswered_label, "warning")
         self.unanswered_label.hide()
         row = QHBoxLayout()
         row.addWidget(self.unanswered_label, 1)
@@ -181,8 +184,7 @@ class AssistantCard(CardFrame):
 
         self.silence_label = QLabel(self)
         self.silence_label.setWordWrap(True)
-        amber = outcome_colour(Outcome.TRUNCATED, self.palette()).name()
-        self.silence_label.setStyleSheet(f"color: {amber};")
+        set_text_colour(self.silence_label, "warning")
         self.silence_label.hide()
         self.partial_label = QLabel(self)
         self.partial_label.setWordWrap(True)
@@ -359,6 +361,25 @@ class AssistantCard(CardFrame):
         self.clock.cancel(self._layout)
         self.clock.wake(self._layout)
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        palette_changed = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+        if event.type() in palette_changed and self.turn is not None:
+            self._show_outcome(self.turn)  # (the theme changed: the outcome in its colours)
+            if not self._jobs and is_dark(self.palette()) != self._writer.dark:
+                self._render_again()
+
+    def _render_again(self) -> None:
+        """Render the finished answer's Markdown again (links and code in the new theme's
+        colours), in slices on the paint clock as the first time."""
+        self._writer = MarkdownWriter(self.palette())
+        self._rendered.codes = self._writer.codes
+        self._rendered.document().clear()
+        self._cursor = QTextCursor(self._rendered.document())
+        self._rendered_upto = 0
+        self._jobs.append(self._render_job(final=True))
+        self.clock.wake(self._layout, widget=self)
+
     def note_redacted(self) -> None:
         """Say that what was saved of this turn differs from what is shown: a secret in it
         is masked there."""
@@ -511,6 +532,7 @@ class AssistantCard(CardFrame):
         arrow = "▾" if self.reasoning_toggle.isChecked() else "▸"
         channel = "+".join(self._channels) or "reasoning"
         self.reasoning_toggle.setText(f"{arrow} reasoning ({channel})")
+        self.reasoning_toggle.setAccessibleName(f"Reasoning ({channel})")  # (not the arrow)
 
     def _on_reasoning_toggle_toggled(self, checked: bool) -> None:
         self.reasoning_pane.setVisible(checked)

@@ -41,7 +41,9 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
         return 0
 
     from streamscope.ui.main_window import MainWindow
+    from streamscope.ui.theme import apply_saved_theme
 
+    apply_saved_theme()  # (the first paint in the chosen theme already)
     window = MainWindow(deferred=True)
     window.show()
     paint_now(window)

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QBrush, QCloseEvent, QColor, QShowEvent
+from PySide6.QtGui import QBrush, QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -50,6 +50,8 @@ from streamscope.core.capture.compare import (
 )
 from streamscope.core.capture.format import Capture, CaptureError, read_capture
 from streamscope.core.capture.frames_export import FrameRecord
+from streamscope.ui.code_highlight import is_dark
+from streamscope.ui.theme import TEXT, colour
 from streamscope.ui.turn_recorder import SessionTurn
 
 __all__ = ["CompareDialog", "comparison_html", "word_diff_html"]
@@ -57,12 +59,13 @@ __all__ = ["CompareDialog", "comparison_html", "word_diff_html"]
 MAX_FRAME_ROWS = 5000
 """Aligned frame rows shown (a table of widgets items; a firehose turn is cut here)."""
 
-_DIFF_BG = QColor(255, 170, 0, 50)
-_ONLY_BG = QColor(120, 120, 255, 40)
 
-
-def word_diff_html(ops: tuple[WordOp, ...] | list[WordOp]) -> str:
-    """The word diff as HTML: removed words struck through in red, added ones in green."""
+def word_diff_html(ops: tuple[WordOp, ...] | list[WordOp], *, dark: bool = False) -> str:
+    """The word diff as HTML: removed words struck through in red, added ones in green
+    (the colours of the light or ``dark`` theme; plain data, so any thread may build it)."""
+    removed, added = TEXT["diff_removed"], TEXT["diff_added"]
+    rm_bg, rm_fg = removed.fill(dark)[3:], removed.text(dark)
+    add_bg, add_fg = added.fill(dark)[3:], added.text(dark)
     parts = []
     for op in ops:
         a, b = html.escape(op.a), html.escape(op.b)
@@ -71,39 +74,41 @@ def word_diff_html(ops: tuple[WordOp, ...] | list[WordOp]) -> str:
             continue
         if op.a:
             parts.append(
-                f'<span style="background:#ffebe9;color:#82071e;text-decoration:line-through">'
+                f'<span style="background:#{rm_bg};color:{rm_fg};text-decoration:line-through">'
                 f"{a}</span>"
             )
             if op.b and not op.a[-1:].isspace():
                 parts.append(" ")  # keep the removed and the added words apart
         if op.b:
-            parts.append(f'<span style="background:#dafbe1;color:#116329">{b}</span>')
+            parts.append(f'<span style="background:#{add_bg};color:{add_fg}">{b}</span>')
     body = "".join(parts).replace("\n", "<br>")
     return f'<div style="white-space:pre-wrap">{body}</div>'
 
 
-def comparison_html(result: Comparison) -> str:
+def comparison_html(result: Comparison, *, dark: bool = False) -> str:
     """The Text diff tab: a note when a diff was coarsened, the reasoning's diff (if any),
     then the text's. Plain Python, so it is built in the worker thread too."""
+    amber = TEXT["warning"].text(dark)
     note = "".join(
-        f'<p style="color:#9a6700">{what} compared {diff.how}, not word by word: the '
+        f'<p style="color:{amber}">{what} compared {diff.how}, not word by word: the '
         "answers are too long for a word diff.</p>"
         for what, diff in (("Reasoning", result.reasoning), ("Text", result.text))
         if diff.coarsened
     )
-    text = word_diff_html(result.text_ops)
+    text = word_diff_html(result.text_ops, dark=dark)
     if any(op.a or op.b for op in result.reasoning_ops):
-        text = f"<h4>Reasoning</h4>{word_diff_html(result.reasoning_ops)}<h4>Text</h4>{text}"
+        reasoning = word_diff_html(result.reasoning_ops, dark=dark)
+        text = f"<h4>Reasoning</h4>{reasoning}<h4>Text</h4>{text}"
     return note + text
 
 
 def _compute(
-    a: tuple[str, Capture], b: tuple[str, Capture], ignore_volatile: bool
+    a: tuple[str, Capture], b: tuple[str, Capture], ignore_volatile: bool, dark: bool
 ) -> tuple[Comparison, str]:
     """Replay, compare and lay out the text diff (in the dialog's worker thread)."""
     labels = (f"A: {a[0]}", f"B: {b[0]}")
     result = compare_captures(a[1], b[1], labels, ignore_volatile=ignore_volatile)
-    return result, comparison_html(result)
+    return result, comparison_html(result, dark=dark)
 
 
 def _coarse(diff: TextDiff, what: str) -> list[str]:
@@ -325,7 +330,10 @@ class CompareDialog(QDialog):
         if self._pool is None:
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="compare")
         loop = asyncio.get_running_loop()
-        result, text_html = await loop.run_in_executor(self._pool, _compute, a, b, ignore_volatile)
+        dark = is_dark(self.palette())
+        result, text_html = await loop.run_in_executor(
+            self._pool, _compute, a, b, ignore_volatile, dark
+        )
         self.show_result(result, text_html)
         return result
 
@@ -359,10 +367,12 @@ class CompareDialog(QDialog):
                      QTableWidgetItem(m.b)]  # fmt: skip
             for col, item in enumerate(items):
                 if m.differs and not m.timing:
-                    item.setBackground(QBrush(_DIFF_BG))
+                    item.setBackground(QBrush(colour("compare_diff", self.palette())))
                 table.setItem(row, col, item)
         table.resizeColumnToContents(0)
-        self.text_view.setHtml(comparison_html(result) if text_html is None else text_html)
+        if text_html is None:
+            text_html = comparison_html(result, dark=is_dark(self.palette()))
+        self.text_view.setHtml(text_html)
         self.tools_view.setPlainText(self._tools_text(result))
         self._fill_frames()
 
@@ -406,7 +416,14 @@ class CompareDialog(QDialog):
                 "" if row.b is None else f"{row.b.t * 1000:.1f}",
                 _frame_text(row.b),
             ]
-            tint = None if row.same else (_ONLY_BG if row.a is None or row.b is None else _DIFF_BG)
+            tint = (
+                None
+                if row.same
+                else colour(
+                    "compare_only" if row.a is None or row.b is None else "compare_diff",
+                    self.palette(),
+                )
+            )
             for c, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 if c in (0, 1, 3, 4):

@@ -67,6 +67,8 @@ class EndpointBar(QToolBar):
         for button in (self.prev_alt, self.next_alt):
             button.setFixedWidth(28)
             button.setToolTip("Switch between regenerated answers")
+        self.prev_alt.setAccessibleName("Previous answer")
+        self.next_alt.setAccessibleName("Next answer")
         self.prev_alt.clicked.connect(lambda: self.alternativeStepped.emit(-1))
         self.next_alt.clicked.connect(lambda: self.alternativeStepped.emit(+1))
         self._alt_actions = [

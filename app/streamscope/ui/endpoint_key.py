@@ -14,10 +14,11 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QLine
 from streamscope.core.net.endpoints import Endpoint, KeySource, is_secret_header
 from streamscope.core.net.secrets import SecretStore, header_account
 from streamscope.ui.endpoint_tabs import OK
+from streamscope.ui.theme import set_text_colour
 
 __all__ = ["KeyFields"]
 
-_WARN = "color: #b26a00;"
+_WARN = "warning_window"
 _KEY_SOURCES: tuple[tuple[KeySource, str], ...] = (
     ("keyring", "Stored key (system keyring)"),
     ("env", "Environment variable"),
@@ -105,11 +106,11 @@ class KeyFields(QObject):
     def update_location(self) -> None:
         source = self.source()
         if self._is_demo():
-            text, style = "The built-in demo needs no key.", ""
+            text, style = "The built-in demo needs no key.", None
         elif source == "keyring":
             if self._secrets.persistent:
                 text = f"Saved in the {self._secrets.location} on OK, never in a file."
-                style = ""
+                style = None
             else:
                 text, style = (self._secrets.message or ""), _WARN
         elif source == "env":
@@ -121,9 +122,9 @@ class KeyFields(QObject):
             else:
                 text, style = f"Read from ${name} when sending — it is not set now.", _WARN
         else:
-            text, style = "No key is sent.", ""
+            text, style = "No key is sent.", None
         self.key_location.setText(text)
-        self.key_location.setStyleSheet(style)
+        set_text_colour(self.key_location, style)
 
     def save(self, ep: Endpoint) -> None:
         """Keep the typed key and ``ep``'s secret header values in the secret store."""

@@ -32,12 +32,14 @@ from PySide6.QtWidgets import (
 from streamscope.core.net.endpoints import LINE_CAP_RANGE, Endpoint, is_secret_header
 from streamscope.core.net.options import PROXY_MODES, ProxyMode
 from streamscope.core.net.secrets import SecretStore, header_account, proxy_account
+from streamscope.ui.theme import set_text_colour
 
 __all__ = ["BAD", "NOTE", "OK", "PROXY_LABELS", "NetworkTab", "RequestTab", "page_form"]
 
-OK = "color: #1b7f3b;"
-BAD = "color: #c62828;"
-NOTE = "color: #707070;"
+OK = "ok_window"
+BAD = "error_window"
+NOTE = "cancelled_window"
+"""Colour names (streamscope.ui.theme.TEXT) of a good / bad / quiet note on a dialog."""
 
 PROXY_LABELS: dict[ProxyMode, str] = {
     "system": "System (OS settings, HTTPS_PROXY / ALL_PROXY / NO_PROXY)",
@@ -137,11 +139,11 @@ class RequestTab(QWidget):
         problem = self.extra_body_problem()
         if problem is not None:
             self.extra_body_status.setText(f"✗ {problem}")
-            self.extra_body_status.setStyleSheet(BAD)
+            set_text_colour(self.extra_body_status, BAD)
         else:
             text = self.extra_body_edit.toPlainText().strip()
             self.extra_body_status.setText("✓ valid JSON object" if text else "")
-            self.extra_body_status.setStyleSheet(OK)
+            set_text_colour(self.extra_body_status, OK)
 
     def edited(self, ep: Endpoint) -> Endpoint:
         """``ep`` with this tab's fields (its own extra body while the typed one is invalid)."""
@@ -199,7 +201,7 @@ class NetworkTab(QWidget):
             "Secret headers (Authorization, x-api-key …) are kept with the key, not in a file."
         )
         note.setWordWrap(True)
-        note.setStyleSheet(NOTE)
+        set_text_colour(note, NOTE)
         headers_box.addWidget(note)
 
         def seconds(maximum: float) -> QDoubleSpinBox:
@@ -223,7 +225,7 @@ class NetworkTab(QWidget):
         )
         self.tls_check = QCheckBox("Verify TLS certificates")
         self.tls_inline_warning = QLabel("TLS verification is OFF")
-        self.tls_inline_warning.setStyleSheet(f"{BAD} font-weight: bold;")
+        set_text_colour(self.tls_inline_warning, BAD, "font-weight: bold;")
         tls_row = QHBoxLayout()
         tls_row.addWidget(self.tls_check)
         tls_row.addWidget(self.tls_inline_warning)
@@ -269,7 +271,7 @@ class NetworkTab(QWidget):
         )
         self.proxy_note = QLabel()
         self.proxy_note.setWordWrap(True)
-        self.proxy_note.setStyleSheet(NOTE)
+        set_text_colour(self.proxy_note, NOTE)
         self._proxy_widgets = (
             self.proxy_host_edit,
             self.proxy_port_spin,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QKeyEvent, QPainter
+from PySide6.QtGui import QGuiApplication, QKeyEvent, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemDelegate,
     QComboBox,
@@ -38,6 +38,7 @@ from streamscope.ui import pacing
 from streamscope.ui.inspector.frames_model import FramesModel
 from streamscope.ui.inspector.frames_panel import FramesPanel
 from streamscope.ui.paint_clock import default_clock
+from streamscope.ui.theme import colour
 
 __all__ = ["FindQuery", "FramesFindBar", "find_rows", "parse_bytes_pattern"]
 
@@ -49,7 +50,6 @@ MODES: tuple[tuple[Mode, str], ...] = (
     ("bytes", "Bytes (hex or text)"),
 )
 _HEX = re.compile(r"^\s*(?:0x)?[0-9a-fA-F]{2}(?:[\s,]*(?:0x)?[0-9a-fA-F]{2})*\s*$")
-_HIGHLIGHT = QColor(255, 214, 0, 90)
 
 
 def parse_bytes_pattern(text: str) -> bytes:
@@ -116,7 +116,7 @@ class _MatchDelegate(QStyledItemDelegate):
         index: QModelIndex | QPersistentModelIndex,
     ) -> None:
         if self.rows and self.panel.source_row(index) in self.rows:
-            painter.fillRect(option.rect, _HIGHLIGHT)
+            painter.fillRect(option.rect, colour("find_match", option.palette))
         self.inner.paint(painter, option, index)
 
 
@@ -143,12 +143,15 @@ class FramesFindBar(QWidget):
         self.prev_button = QToolButton(self)
         self.prev_button.setText("▲")
         self.prev_button.setToolTip("Previous match (Shift+Enter)")
+        self.prev_button.setAccessibleName("Previous match")
         self.next_button = QToolButton(self)
         self.next_button.setText("▼")
         self.next_button.setToolTip("Next match (Enter)")
+        self.next_button.setAccessibleName("Next match")
         self.close_button = QToolButton(self)
         self.close_button.setText("✕")
         self.close_button.setToolTip("Close (Esc)")
+        self.close_button.setAccessibleName("Close find bar")
         self.count_label = QLabel(self)
         metrics = self.fontMetrics()
         self.count_label.setMinimumWidth(metrics.horizontalAdvance("searching… 100%"))

@@ -92,9 +92,11 @@ class MainWindow(QMainWindow):
         from streamscope.ui.file_actions import FileActions
         from streamscope.ui.inspector.inspector import InspectorPanel
         from streamscope.ui.status_panel import StatusPanel
+        from streamscope.ui.theme import ThemeManager, set_text_colour
         from streamscope.ui.tools_panel import ToolsPanel
 
         assert not self.built, "MainWindow.build() runs once"
+        self.theme = ThemeManager(self)  # the saved theme, before the panels are built
         self.store = store
         self.captures = captures
         self.demo = DemoService(speed=demo_speed)
@@ -128,7 +130,7 @@ class MainWindow(QMainWindow):
         self.status = StatusPanel(self)
         self.statusBar().addWidget(self.status, 1)
         self.tls_label = QLabel("⚠ TLS verification OFF", self)
-        self.tls_label.setStyleSheet("color: #cf222e; font-weight: bold;")
+        set_text_colour(self.tls_label, "error_window", "font-weight: bold;")
         self.statusBar().addPermanentWidget(self.tls_label)
         self.tls_label.hide()
 
@@ -316,6 +318,7 @@ class MainWindow(QMainWindow):
             self.tools_dock,
         ):
             view.addAction(dock.toggleViewAction())
+        self.theme.add_actions(view, self, zoomed=(self.chat, self.inspector))
         view.addSeparator()
         shortcuts.add_go_to_actions(self, view)
         self._help_menu = menu.addMenu("&Help")

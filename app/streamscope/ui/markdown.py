@@ -190,6 +190,11 @@ class MarkdownWriter:
         self._code_style: CodeStyle | None = None
         self.codes: list[str] = []
 
+    @property
+    def dark(self) -> bool:
+        """Whether it writes in the dark theme's colours."""
+        return self._dark
+
     def write(self, cursor: QTextCursor, segment: Segment) -> Iterator[None]:
         """Write ``segment`` at ``cursor`` (left after it); yields where it may pause."""
         if isinstance(segment, CodeBlock):

@@ -21,34 +21,39 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.turn.model import ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.code_highlight import is_dark, monospace_family
 from streamscope.ui.markdown import MarkdownWriter
 from streamscope.ui.text_pane import TextPane
+from streamscope.ui.theme import colour, monospace_font
 
-_BADGES: dict[Outcome, tuple[str, str, str]] = {
-    # outcome: (badge, colour on light, colour on dark)
-    Outcome.COMPLETED: ("✓ completed", "#1a7f37", "#3fb950"),
-    Outcome.TRUNCATED: ("⚠ truncated", "#9a6700", "#d29922"),
-    Outcome.CANCELLED: ("■ cancelled", "#59636e", "#9198a1"),
-    Outcome.ERROR: ("✕ error", "#cf222e", "#f85149"),
+_BADGES: dict[Outcome, tuple[str, str]] = {
+    # outcome: (badge, its colour's name in streamscope.ui.theme.TEXT)
+    Outcome.COMPLETED: ("✓ completed", "ok"),
+    Outcome.TRUNCATED: ("⚠ truncated", "warning"),
+    Outcome.CANCELLED: ("■ cancelled", "cancelled"),
+    Outcome.ERROR: ("✕ error", "error"),
 }
 
-_LIMIT_BADGE = ("⚠ stopped at max tokens", "#9a6700", "#d29922")
+_LIMIT_BADGE = ("⚠ stopped at max tokens", "warning")
 """A completed turn cut by the token limit: amber, as a truncated one (the answer is whole as
 sent, but not what the model would have said)."""
 
 
-def outcome_colour(outcome: Outcome, palette: QPalette) -> QColor:
-    """The accent colour of an outcome, readable on the palette's background."""
-    _badge, light, dark = _BADGES[outcome]
-    return QColor(dark if is_dark(palette) else light)
+def outcome_colour(outcome: Outcome, palette: QPalette, *, on_window: bool = False) -> QColor:
+    """The accent colour of an outcome, readable on the palette's base (or, ``on_window``,
+    its window) background."""
+    return colour(outcome_colour_name(outcome, on_window=on_window), palette)
+
+
+def outcome_colour_name(outcome: Outcome, *, on_window: bool = False) -> str:
+    """The name in :data:`streamscope.ui.theme.TEXT` of an outcome's colour."""
+    name = _BADGES[outcome][1]
+    return f"{name}_window" if on_window else name
 
 
 def turn_colour(turn: Turn, palette: QPalette) -> QColor:
     """The accent colour of a finished turn: its outcome's, amber for a length stop."""
     if turn.stopped_at_limit:
-        _badge, light, dark = _LIMIT_BADGE
-        return QColor(dark if is_dark(palette) else light)
+        return colour(_LIMIT_BADGE[1], palette)
     return outcome_colour(turn.outcome or Outcome.COMPLETED, palette)
 
 
@@ -167,11 +172,13 @@ class UserCard(CardFrame):
         self.prev_version = QToolButton(self)
         self.prev_version.setText("◀")
         self.prev_version.setToolTip("The earlier version of this message, with its answers")
+        self.prev_version.setAccessibleName("Earlier version")
         self.version_label = QLabel(self)
         self.version_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.next_version = QToolButton(self)
         self.next_version.setText("▶")
         self.next_version.setToolTip("The later version of this message, with its answers")
+        self.next_version.setAccessibleName("Later version")
         for widget in (self.prev_version, self.version_label, self.next_version):
             self.header.addWidget(widget)
             widget.hide()
@@ -228,9 +235,7 @@ class ToolCallBox(QFrame):
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.arguments = TextPane(self)
-        font = QFont(self.font())
-        font.setFamilies([monospace_family()])
-        font.setStyleHint(QFont.StyleHint.Monospace)
+        font = monospace_font()  # (its size follows the text zoom)
         self.arguments.setFont(font)
         self.arguments.document().setDefaultFont(font)
         self.result = QPlainTextEdit(self)
@@ -271,6 +276,7 @@ __all__ = [
     "footer_parts",
     "outcome_badge",
     "outcome_colour",
+    "outcome_colour_name",
     "pretty_arguments",
     "turn_colour",
 ]

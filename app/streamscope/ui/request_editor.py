@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.net.raw_request import RawRequest, RawRequestError, is_masked
 from streamscope.core.wire.dialects import dialect_names
+from streamscope.ui.theme import set_text_colour
 
 __all__ = ["EditResendDialog", "body_error"]
 
@@ -139,7 +140,7 @@ class EditResendDialog(QDialog):
         self.copy_button.clicked.connect(self._on_copy_clicked)
         self.buttons.rejected.connect(self.reject)
         self.error_label = QLabel(self)
-        self.error_label.setStyleSheet("color: #cf222e;")
+        set_text_colour(self.error_label, "error_window")
         self.error_label.setWordWrap(True)
 
         layout = QVBoxLayout(self)
@@ -187,7 +188,7 @@ class EditResendDialog(QDialog):
     def _on_body_edit_textChanged(self) -> None:
         error = body_error(self.body_edit.toPlainText())
         self.body_status.setText(f"✗ {error}" if error else "✓ valid JSON")
-        self.body_status.setStyleSheet("color: #cf222e;" if error else "color: #1a7f37;")
+        set_text_colour(self.body_status, "error_window" if error else "ok_window")
         self.send_button.setEnabled(error is None)
 
     # -- result ---------------------------------------------------------------------------

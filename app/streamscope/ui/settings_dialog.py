@@ -37,6 +37,7 @@ from streamscope.core.wire.dialects import dialect_names
 from streamscope.ui.endpoint_key import KeyFields
 from streamscope.ui.endpoint_probe import ClientFactory, DemoBaseUrl, EndpointProbe
 from streamscope.ui.endpoint_tabs import BAD, NOTE, OK, NetworkTab, RequestTab, page_form
+from streamscope.ui.theme import set_text_colour
 
 __all__ = ["EndpointDialog", "demo_scenarios"]
 
@@ -79,7 +80,7 @@ class EndpointDialog(QDialog):
         self.tabs.addTab(self.network_tab, "Network")
 
         self.tls_warning = QLabel("⚠ TLS verification is OFF — certificates are not checked")
-        self.tls_warning.setStyleSheet(f"{BAD} font-weight: bold;")
+        set_text_colour(self.tls_warning, BAD, "font-weight: bold;")
         self.test_button = QPushButton("Test connection")
         self.test_result = QLabel()
         self.test_result.setWordWrap(True)
@@ -96,7 +97,7 @@ class EndpointDialog(QDialog):
         test_row.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignTop)
         test_row.addWidget(self.test_result, 1)
         self.problem = QLabel()
-        self.problem.setStyleSheet(BAD)
+        set_text_colour(self.problem, BAD)
         self.problem.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
@@ -120,7 +121,7 @@ class EndpointDialog(QDialog):
         for preset in PRESETS.values():
             self.preset_combo.addItem(preset.label, preset.key)
         self.preset_note = QLabel()
-        self.preset_note.setStyleSheet(NOTE)
+        set_text_colour(self.preset_note, NOTE)
         self.name_edit = QLineEdit()
         self.base_url_edit = QLineEdit()
         self.base_url_edit.setPlaceholderText("https://host/v1 (include the version prefix)")
@@ -320,9 +321,9 @@ class EndpointDialog(QDialog):
             self.fetch_button.setEnabled(True)
             self.fetch_button.setText("Fetch models")
 
-    def _show_model_status(self, text: str, style: str = "") -> None:
+    def _show_model_status(self, text: str, style: str | None = None) -> None:
         self.model_note.setText(text)
-        self.model_note.setStyleSheet(style)
+        set_text_colour(self.model_note, style)
         self.model_note.setVisible(True)
 
     def _on_test_button_clicked(self) -> None:
@@ -334,7 +335,7 @@ class EndpointDialog(QDialog):
             self._show_test_result(False, "The demo server is not running.")
             return
         self.test_button.setEnabled(False)
-        self.test_result.setStyleSheet("")
+        set_text_colour(self.test_result, None)
         self.test_result.setText("Testing…")
         try:
             ok, message = await self.probe.test(ep, self.key_fields.typed_key())
@@ -344,7 +345,7 @@ class EndpointDialog(QDialog):
 
     def _show_test_result(self, ok: bool, message: str) -> None:
         self.test_result.setText(("✓ " if ok else "✗ ") + message)
-        self.test_result.setStyleSheet(OK if ok else BAD)
+        set_text_colour(self.test_result, OK if ok else BAD)
 
     # --- closing -------------------------------------------------------------------------------
 

@@ -70,6 +70,9 @@ SHORTCUTS: tuple[Shortcut, ...] = (
     Shortcut("edit_and_resend", "Ctrl+Shift+E", "Edit and resend the last request"),
     Shortcut("import_curl", "Ctrl+Shift+I", "Import a curl command"),
     Shortcut("copy_curl", "Ctrl+Shift+C", "Copy the last request as curl"),
+    Shortcut("zoom_in", "Ctrl+=", "Larger text in the chat and the inspector (also Ctrl++)"),
+    Shortcut("zoom_out", "Ctrl+-", "Smaller text in the chat and the inspector"),
+    Shortcut("zoom_reset", "Ctrl+0", "Text at its normal size"),
     Shortcut("shortcuts", "F1", "Show these keyboard shortcuts"),
     Shortcut("quit", "Ctrl+Q", "Quit"),
 )

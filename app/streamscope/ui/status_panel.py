@@ -16,20 +16,22 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 from streamscope.core.turn.liveness import Liveness
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, format_bytes
+from streamscope.ui.theme import set_text_colour
 from streamscope.ui.turn_runner import ProgressBatch
 
 GLYPHS = {
-    Outcome.COMPLETED: ("✓", "#1a7f37"),
-    Outcome.TRUNCATED: ("⚠", "#b35900"),
-    Outcome.CANCELLED: ("■", "#6e7781"),
-    Outcome.ERROR: ("✕", "#cf222e"),
+    # outcome: (glyph, its colour's name in streamscope.ui.theme.TEXT)
+    Outcome.COMPLETED: ("✓", "ok_window"),
+    Outcome.TRUNCATED: ("⚠", "silence"),
+    Outcome.CANCELLED: ("■", "cancelled_window"),
+    Outcome.ERROR: ("✕", "error_window"),
 }
 
 LIMIT_WORDS = "stopped at max tokens"
-LIMIT_GLYPH = ("⚠", "#b35900")
+LIMIT_GLYPH = ("⚠", "silence")
 """A completed turn cut by the token limit: amber, not the plain green of a whole answer."""
 
-SILENT_COLOUR = "#b35900"
+SILENT_COLOUR = "silence"
 """The streaming glyph's colour while the stream is silent."""
 
 
@@ -178,7 +180,7 @@ class StatusPanel(QWidget):
         if silent != self._silent:
             self._silent = silent
             self.glyph.setText("●")
-            self.glyph.setStyleSheet(f"color: {SILENT_COLOUR};" if silent else "")
+            set_text_colour(self.glyph, SILENT_COLOUR if silent else None)
 
     def show_turn(self, turn: Turn, frames: int | None = None) -> None:
         assert turn.outcome is not None
@@ -186,7 +188,7 @@ class StatusPanel(QWidget):
         self.outcome = turn.outcome
         glyph, colour = LIMIT_GLYPH if turn.stopped_at_limit else GLYPHS[turn.outcome]
         self.glyph.setText(glyph)
-        self.glyph.setStyleSheet(f"color: {colour}; font-weight: bold;")
+        set_text_colour(self.glyph, colour, "font-weight: bold;")
         self.label.setText(status_line(turn, frames))
         self.label.setToolTip("\n".join(turn.warnings))
 

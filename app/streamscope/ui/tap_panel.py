@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QComboBox,
@@ -376,6 +376,15 @@ class TapPanel(QWidget):
         row.setText(item.label())
         if item.result is not None:
             row.setForeground(outcome_colour(Outcome(item.result.outcome), self.palette()))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        palette_changed = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+        if event.type() in palette_changed:  # (the theme changed: the outcomes' colours)
+            for key in self._rows:
+                item = self.controller.get(key)
+                if item is not None:
+                    self._on_changed(item)
 
     def _on_clicked(self, index: object) -> None:
         from PySide6.QtCore import QModelIndex

@@ -26,11 +26,12 @@ from streamscope.core.wire.tools import (
     parse_tool_definitions,
     tools_to_json,
 )
+from streamscope.ui.theme import set_text_colour
 
 __all__ = ["ToolsPanel"]
 
-_OK = "color: #1b7f3b;"
-_BAD = "color: #c62828;"
+_OK = "ok_window"
+_BAD = "error_window"
 _PLACEHOLDER = (
     "[\n"
     '  {"type": "function", "function": {"name": "get_weather", "description": "...",\n'
@@ -136,7 +137,7 @@ class ToolsPanel(QWidget):
     def _show_status(self) -> None:
         if self._error is not None:
             self.status.setText(f"✗ {self._error}")
-            self.status.setStyleSheet(_BAD)
+            set_text_colour(self.status, _BAD)
             return
         if not self._tools:
             self.status.setText("No tools defined. “Insert examples” adds two.")
@@ -146,7 +147,7 @@ class ToolsPanel(QWidget):
         count = f"{len(self._tools)} tool{'s' if len(self._tools) != 1 else ''}"
         off = "" if self.enable_check.isChecked() else " (not sent: tools are off)"
         self.status.setText(f"✓ {count}: {names}{off}")
-        self.status.setStyleSheet(_OK)
+        set_text_colour(self.status, _OK)
 
     def move_cursor_to_error(self) -> None:
         """Put the editor's cursor where the JSON error is (when it has a position)."""

@@ -29,6 +29,7 @@ class WarningsBox(QWidget):
         self.warnings: list[str] = []
         self.toggle = QToolButton(self)
         self.toggle.setCheckable(True)
+        self.toggle.setAccessibleName("Warnings")
         self.toggle.setAutoRaise(True)
         self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.toggle.toggled.connect(self._on_toggle_toggled)
@@ -76,7 +77,9 @@ class WarningsBox(QWidget):
     def _update_label(self) -> None:
         verb = "▾ hide" if self.toggle.isChecked() else "▸ show"
         n = len(self.warnings)
-        self.toggle.setText(f"{verb} {'the warning' if n == 1 else f'{n} warnings'}")
+        what = "the warning" if n == 1 else f"{n} warnings"
+        self.toggle.setText(f"{verb} {what}")
+        self.toggle.setAccessibleName(f"{verb[2:].capitalize()} {what}")  # (not the arrow)
 
     def _on_toggle_toggled(self, checked: bool) -> None:
         self.list.setVisible(checked)

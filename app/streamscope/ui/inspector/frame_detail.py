@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QColor, QFontDatabase, QFontMetrics, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QFontMetrics, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.wire.events import StreamEvent
 from streamscope.ui.elided_label import ElidedLabel
+from streamscope.ui.theme import colour, monospace_font, text_fill
 
 __all__ = [
     "ARROWS",
@@ -144,7 +145,7 @@ class FrameDetail(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono = monospace_font()  # (its size follows the text zoom)
         self.header = ElidedLabel("Select a frame to see its exact bytes.", self)
         self.text_view = QPlainTextEdit(self)
         self.hex_view = QPlainTextEdit(self)
@@ -178,8 +179,6 @@ class FrameDetail(QWidget):
         layout.addWidget(self.events_label)
         layout.addWidget(self.events_view)
         self._mark_format = QTextCharFormat()
-        self._mark_format.setForeground(QColor(230, 80, 0))
-        self._mark_format.setBackground(QColor(255, 170, 0, 70))
         self._mark_format.setFontWeight(700)
 
     def _fitting_per_row(self) -> int:
@@ -243,6 +242,8 @@ class FrameDetail(QWidget):
     def _fill(self, view: QPlainTextEdit, rendered: RenderedBytes) -> None:
         view.setPlainText(rendered.text)
         selections = []
+        self._mark_format.setForeground(colour("mark", self.palette()))
+        self._mark_format.setBackground(text_fill("mark", self.palette()) or QColor())
         for index in rendered.marks:
             # QTextCursor positions count UTF-16 units (an emoji is two).
             pos = len(rendered.text[:index].encode("utf-16-le")) // 2

@@ -19,7 +19,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Qt,
 )
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QGuiApplication
 
 from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.progress import (
@@ -32,6 +32,8 @@ from streamscope.core.turn.progress import (
     Progress,
 )
 from streamscope.core.wire.events import StreamEvent
+from streamscope.ui.code_highlight import is_dark
+from streamscope.ui.theme import colour, text_fill
 
 __all__ = [
     "COLUMNS",
@@ -66,6 +68,17 @@ _ROLES = frozenset(
     (_DISPLAY, _FOREGROUND, _BACKGROUND, _FONT, _ALIGNMENT, _TOOLTIP, _KIND, _FLAGS, _FILTER)
 )
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+_INVALID = -1
+_KIND_COLOURS: dict[int, str] = {
+    # kind of frame (_INVALID: text that is not valid UTF-8): its colour in theme.TEXT
+    FrameKind.COMMENT: "frame_comment",
+    FrameKind.TERMINAL: "frame_terminal",
+    FrameKind.MALFORMED: "frame_malformed",
+    FrameKind.ERROR: "frame_error",
+    FrameKind.REASONING: "frame_reasoning",
+    _INVALID: "frame_invalid",
+}
 
 _GLYPHS = {
     FrameKind.COMMENT: "·",
@@ -103,14 +116,7 @@ class FramesModel(QAbstractTableModel):
         self._bold.setBold(True)
         self._italic = QFont()
         self._italic.setItalic(True)
-        self._colors = {
-            FrameKind.COMMENT: (QColor(128, 128, 128), None),
-            FrameKind.TERMINAL: (QColor(30, 140, 60), QColor(30, 160, 70, 40)),
-            FrameKind.MALFORMED: (QColor(205, 110, 0), QColor(255, 150, 0, 45)),
-            FrameKind.ERROR: (QColor(210, 40, 40), QColor(255, 60, 60, 50)),
-            FrameKind.REASONING: (QColor(120, 100, 190), None),
-        }
-        self._invalid_colors = (QColor(215, 75, 20), QColor(255, 100, 40, 55))
+        self._styles: dict[bool, dict[int, tuple[QColor | None, QColor | None]]] = {}
 
     # -- feeding ------------------------------------------------------------------------
 
@@ -262,10 +268,18 @@ class FramesModel(QAbstractTableModel):
         return f"{glyph} " if glyph else ""
 
     def _style(self, row: int) -> tuple[QColor | None, QColor | None]:
+        palette = QGuiApplication.palette()
+        dark = is_dark(palette)
+        styles = self._styles.get(dark)
+        if styles is None:  # (the theme's colours, once per theme)
+            styles = self._styles[dark] = {
+                kind: (colour(name, palette), text_fill(name, palette))
+                for kind, name in _KIND_COLOURS.items()
+            }
         kind = self.log.kinds[row]
         if self.log.flags[row] & FLAG_INVALID_UTF8 and kind < FrameKind.ERROR:
-            return self._invalid_colors
-        return self._colors.get(kind, (None, None))
+            return styles[_INVALID]
+        return styles.get(kind, (None, None))
 
     def _tooltip(self, row: int) -> str:
         event, summary = self.event_and_summary(row)

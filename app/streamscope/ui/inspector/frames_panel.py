@@ -42,6 +42,7 @@ from streamscope.ui.inspector.frames_model import (
     frame_notes,
 )
 from streamscope.ui.paint_clock import default_clock
+from streamscope.ui.theme import colour, rgba, set_text_colour, text_fill
 from streamscope.ui.turn_runner import ProgressBatch
 
 __all__ = ["FramesPanel"]
@@ -73,9 +74,11 @@ class FramesPanel(QWidget):
 
         self.banner = QLabel(self)
         self.banner.setWordWrap(True)
-        self.banner.setStyleSheet(
-            "QLabel { background: rgba(255, 170, 0, 60); border: 1px solid rgb(220, 140, 0);"
-            " border-radius: 3px; padding: 4px; }"
+        set_text_colour(
+            self.banner,
+            "banner",
+            f"background: {rgba(text_fill('banner'))}; border: 1px solid"
+            f" {colour('silence_mark').name()}; border-radius: 3px; padding: 4px;",
         )
         self.banner.hide()
 

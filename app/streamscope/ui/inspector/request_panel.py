@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
@@ -26,6 +25,7 @@ from streamscope.core.redact import MASK, redact_headers, redact_url
 from streamscope.core.turn.error_body import header, pretty_body, read_body
 from streamscope.core.turn.outcome import format_bytes
 from streamscope.ui.inspector.frame_detail import MAX_DETAIL_BYTES, hex_dump
+from streamscope.ui.theme import monospace_font
 from streamscope.ui.turn_runner import TurnStart
 
 __all__ = ["RequestPanel", "body_text", "pretty_body"]
@@ -68,7 +68,7 @@ class RequestPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono = monospace_font()  # (its size follows the text zoom)
         self.request_view = QPlainTextEdit(self)
         self.response_view = QPlainTextEdit(self)
         self.body_hex = QPlainTextEdit(self)

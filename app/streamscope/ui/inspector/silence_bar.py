@@ -15,11 +15,9 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from streamscope.core.turn.liveness import Liveness
+from streamscope.ui.theme import colour
 
 __all__ = ["SilenceBar"]
-
-SILENCE_COLOR = QColor(220, 120, 30)
-"""A silence: amber."""
 
 UNKNOWN_END = 600.0
 """Where the scale ends when the client's timeout is not known (seconds)."""
@@ -75,7 +73,7 @@ class SilenceBar(QWidget):
         pal = self.palette()
         dim = pal.color(QPalette.ColorRole.PlaceholderText)
         line = fm.height()
-        p.setPen(SILENCE_COLOR)
+        p.setPen(colour("silence", pal))  # (amber)
         p.drawText(QRectF(0, 0, self.width(), line), Qt.AlignmentFlag.AlignLeft,
                    " · ".join(live.words()))  # fmt: skip
         track = QRectF(0, line + 3, self.width() - 1, 8)
@@ -83,7 +81,7 @@ class SilenceBar(QWidget):
         background.setAlpha(50)
         p.fillRect(track, background)
         p.fillRect(QRectF(track.left(), track.top(), track.width() * self.fraction(), 8),
-                   SILENCE_COLOR)  # fmt: skip
+                   colour("silence_mark", pal))  # fmt: skip
         end = self.end()
         scale = math.log1p(end)
         p.setPen(dim)

@@ -24,7 +24,8 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from streamscope.core.turn.model import Timings, Turn, TurnDelta
-from streamscope.ui.inspector.silence_bar import SILENCE_COLOR, SilenceBar
+from streamscope.ui.inspector.silence_bar import SilenceBar
+from streamscope.ui.theme import colour, text_fill
 
 if TYPE_CHECKING:
     from streamscope.core.turn.liveness import Liveness, Silence
@@ -78,14 +79,15 @@ LABELS = {
 }
 
 _COLORS = {
-    "request_sent": QColor(120, 130, 150),
-    "headers": QColor(90, 130, 200),
-    "first_byte": QColor(60, 150, 210),
-    "first_reasoning": QColor(140, 110, 200),
-    "first_token": QColor(40, 160, 90),
-    "last_token": QColor(40, 160, 90),
-    "terminal": QColor(30, 120, 60),
-    "end": QColor(120, 130, 150),
+    # milestone: its bar's colour in theme.MARKS
+    "request_sent": "timeline_request",
+    "headers": "timeline_headers",
+    "first_byte": "timeline_first_byte",
+    "first_reasoning": "timeline_reasoning",
+    "first_token": "timeline_token",
+    "last_token": "timeline_token",
+    "terminal": "timeline_terminal",
+    "end": "timeline_request",
 }
 
 
@@ -105,6 +107,8 @@ class GapSeries:
         self.gaps = array("f")
         self.blocks = array("f")
         self.total = 0.0
+        self.peak = 0.0
+        """The largest gap."""
         self.last = t0
 
     def extend(self, times: Iterable[float]) -> None:
@@ -117,6 +121,7 @@ class GapSeries:
         gaps.extend([d if d > 0.0 else 0.0 for d in map(operator.sub, times, previous)])
         self.last = times[-1]
         self.total += sum(gaps[start:])
+        self.peak = max(self.peak, max(gaps[start:]))
         block = self.BLOCK
         first = start // block
         del self.blocks[first:]
@@ -152,6 +157,22 @@ class WaterfallView(QWidget):
         self.silence: Silence | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMinimumHeight(self._row_height() * len(LABELS) + 8)
+        self.setAccessibleName("Timeline")
+
+    def describe(self) -> str:
+        """The chart in words (its text alternative): each milestone's time since the
+        request, ``—`` for one that has not happened, and a silence if there is one."""
+        rows = self.milestones.items()
+        t0 = self.milestones.request_sent
+        parts = [
+            f"{LABELS[name]} {(t - t0) * 1000:.1f} ms"
+            if t is not None and t0 is not None
+            else f"{LABELS[name]} —"
+            for name, t in rows
+        ]
+        if self.silence is not None:
+            parts.append(self.silence.words())
+        return "; ".join(parts)
 
     def _row_height(self) -> int:
         return self.fontMetrics().height() + 6
@@ -195,17 +216,16 @@ class WaterfallView(QWidget):
         rh = self._row_height()
         m = self.milestones
         if t0 is not None and span > 0 and m.first_token is not None and m.last_token is not None:
-            band = QColor(40, 160, 90, 35)
+            band = colour("decode_band", pal)
             x1 = left + track * (m.first_token - t0) / span
             x2 = left + track * (m.last_token - t0) / span
             p.fillRect(QRectF(x1, 2, max(1.0, x2 - x1), rh * len(rows) + 4), band)
         quiet = self.silence_rect()
         if quiet is not None and self.silence is not None:
-            shade = QColor(SILENCE_COLOR)
-            shade.setAlpha(45)
-            p.fillRect(quiet, shade)
-            p.fillRect(QRectF(quiet.left(), quiet.bottom() - 4, quiet.width(), 4), SILENCE_COLOR)
-            p.setPen(SILENCE_COLOR)
+            p.fillRect(quiet, text_fill("silence_band", pal) or QColor())
+            mark = colour("silence_mark", pal)
+            p.fillRect(QRectF(quiet.left(), quiet.bottom() - 4, quiet.width(), 4), mark)
+            p.setPen(colour("silence_band", pal))
             p.drawText(quiet.adjusted(4, 0, -4, -6), Qt.AlignmentFlag.AlignRight
                        | Qt.AlignmentFlag.AlignBottom, self.silence.words())  # fmt: skip
         for i, (name, t) in enumerate(rows):
@@ -226,7 +246,9 @@ class WaterfallView(QWidget):
             start_t = max(before, default=t0)
             x = left + (track * (t - t0) / span if span > 0 else 0.0)
             start = left + (track * (start_t - t0) / span if span > 0 else 0.0)
-            p.fillRect(QRectF(start, y + 3, max(2.0, x - start), rh - 6), _COLORS[name])
+            p.fillRect(
+                QRectF(start, y + 3, max(2.0, x - start), rh - 6), colour(_COLORS[name], pal)
+            )
             p.setPen(text_color)
             p.drawText(QRectF(right + 6, y, value_w, rh), Qt.AlignmentFlag.AlignVCenter,
                        f"{(t - t0) * 1000:.1f} ms")  # fmt: skip
@@ -243,6 +265,21 @@ class GapChart(QWidget):
         """While a turn is silent: the gap since the last frame, drawn as the last bar."""
         self.setMinimumHeight(90)
         self.setMaximumHeight(240)
+        self.setAccessibleName("Inter-arrival gaps")
+
+    def describe(self) -> str:
+        """The chart's header line, also its text alternative."""
+        open_gap = self.open_gap
+        n = len(self.series.gaps)
+        if not n and open_gap is None:
+            return "inter-arrival gaps: no frames yet"
+        mean = self.series.mean()
+        closed = self.series.peak
+        now = f" · open gap {open_gap:.1f} s" if open_gap is not None else ""
+        return (
+            f"inter-arrival gaps{now} · {n:,} frames · max {closed * 1000:.1f} ms · "
+            f"mean {mean * 1000:.2f} ms · log scale"
+        )
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
 
     def sizeHint(self) -> QSize:
@@ -263,22 +300,13 @@ class GapChart(QWidget):
         if open_gap is not None:
             values.append(open_gap)
         p.setPen(pal.color(QPalette.ColorRole.Text))
+        header = self.describe()
+        p.drawText(QRectF(0, 0, self.width(), top), Qt.AlignmentFlag.AlignLeft,
+                   fm.elidedText(header, Qt.TextElideMode.ElideRight, self.width()))  # fmt: skip
         if not values:
-            p.drawText(QRectF(0, 0, self.width(), top), Qt.AlignmentFlag.AlignLeft,
-                       "inter-arrival gaps: no frames yet")  # fmt: skip
             p.end()
             return
         peak = max(values)
-        n = len(self.series.gaps)
-        mean = self.series.mean()
-        closed = max(values[:-1] if open_gap is not None else values, default=0.0)
-        now = f" · open gap {open_gap:.1f} s" if open_gap is not None else ""
-        header = (
-            f"inter-arrival gaps{now} · {n:,} frames · max {closed * 1000:.1f} ms · "
-            f"mean {mean * 1000:.2f} ms · log scale"
-        )
-        p.drawText(QRectF(0, 0, self.width(), top), Qt.AlignmentFlag.AlignLeft,
-                   fm.elidedText(header, Qt.TextElideMode.ElideRight, self.width()))  # fmt: skip
         scale = math.log1p(peak * 1000) or 1.0
         bar_w = min(12.0, rect.width() / len(values))
         for i, gap in enumerate(values):
@@ -286,10 +314,11 @@ class GapChart(QWidget):
             if h <= 0:
                 continue
             if open_gap is not None and i == len(values) - 1:
-                color = QColor(SILENCE_COLOR)
+                color = colour("silence_mark", pal)
                 color.setAlpha(150)  # (still open: lighter than the gaps that closed)
             else:
-                color = QColor(60, 150, 210) if gap < 0.25 * peak or peak < 0.05 else SILENCE_COLOR
+                quick = gap < 0.25 * peak or peak < 0.05
+                color = colour("gap", pal) if quick else colour("silence_mark", pal)
             p.fillRect(QRectF(rect.left() + i * bar_w, rect.bottom() - h, max(1.0, bar_w - 1), h),
                        color)  # fmt: skip
         p.end()
@@ -373,6 +402,7 @@ class TimelinePanel(QWidget):
         self.waterfall.update()
         if gap_shown or self.chart.open_gap is not None:
             self.chart.update()
+        self._describe()
 
     def _show_live(self, live: Liveness | None) -> None:
         silence = live.silence if live is not None else None
@@ -415,3 +445,11 @@ class TimelinePanel(QWidget):
         self.summary.setText(" · ".join(parts))
         self.waterfall.update()
         self.chart.update()
+        self._describe()
+
+    def _describe(self) -> None:
+        """Keep the charts' text alternatives (read by screen readers) what they show."""
+        for chart in (self.waterfall, self.chart):
+            text = chart.describe()
+            if text != chart.accessibleDescription():
+                chart.setAccessibleDescription(text)

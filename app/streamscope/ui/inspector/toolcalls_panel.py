@@ -14,7 +14,6 @@ from typing import Any
 
 import orjson
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 from streamscope.core.turn.model import ToolCallState, Turn, apply_tool_calls
 from streamscope.core.wire.summary import quote
 from streamscope.ui.elided_label import ElidedLabel
+from streamscope.ui.theme import monospace_font, set_text_colour
 
 __all__ = ["ToolCallsPanel"]
 
@@ -43,7 +43,7 @@ class ToolCallsPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono = monospace_font()  # (its size follows the text zoom)
         self.t0 = 0.0
         self.finished = False
         self.calls: list[ToolCallState] = []
@@ -71,7 +71,7 @@ class ToolCallsPanel(QWidget):
             view.setPlaceholderText(placeholder)
         self.warnings = QLabel(self)
         self.warnings.setWordWrap(True)
-        self.warnings.setStyleSheet("QLabel { color: rgb(205, 110, 0); }")
+        set_text_colour(self.warnings, "warning_window")
         self.warnings.hide()
 
         panes = QSplitter(Qt.Orientation.Horizontal, self)

@@ -15,7 +15,8 @@ from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.message_card import outcome_badge, outcome_colour
+from streamscope.ui.message_card import outcome_badge, outcome_colour_name
+from streamscope.ui.theme import set_text_colour
 
 if TYPE_CHECKING:
     from streamscope.core.capture.format import Capture
@@ -186,13 +187,12 @@ class TurnHeader(QWidget):
         """Name ``ref`` (``live``: the turn streaming now); ``state`` e.g. "loading…"."""
         title, *meta, badge = describe_turn(ref)
         self.live_mark.setVisible(live and ref.outcome is None)
-        colour = self.palette().color(QPalette.ColorRole.PlaceholderText)
+        name = None
         if ref.outcome is not None:
-            colour = outcome_colour(ref.outcome, self.palette())
-        self.live_mark.setStyleSheet(
-            f"color: {outcome_colour(Outcome.ERROR, self.palette()).name()};"
-        )
-        self.badge.setStyleSheet(f"color: {colour.name()}; font-weight: 600;")
+            name = outcome_colour_name(ref.outcome, on_window=True)
+        set_text_colour(self.live_mark, outcome_colour_name(Outcome.ERROR, on_window=True))
+        muted = "" if name else "color: palette(placeholder-text); "
+        set_text_colour(self.badge, name, muted + "font-weight: 600;")
         self.title.set_text(title, "· " + " · ".join(meta) + " ·")
         self.badge.setText(badge)
         self.badge.show()
