@@ -169,3 +169,37 @@ def test_the_check_runs_on_the_paint_clock_then_calls_on_final_once(
     assert "longer than 0 MiB: not checked here" in panel.header.text()
     assert "streamscope lint FILE" in panel.header.text()
     assert finals == ["1 spec error"]  # (no verdict for the unchecked turn)
+
+
+def test_checking_waits_for_the_tab_except_for_a_short_finished_turn(qtbot: QtBot) -> None:
+    """Checking costs about what reading did: a hidden tab checks nothing live; a short turn
+    is checked at its end (the card gets its verdict), a long one when the tab is shown."""
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    inspector.show()
+    inspector.setCurrentIndex(TAB_FRAMES)
+    panel = inspector.verdict_panel
+    for size, immediate in ((5, True), (400_000, False)):  # 3 frames of 5 B vs 1.2 MB
+        frames = [*openai_text(text="x" * size)[:-1], oa({}, "stop"), DONE]
+        batches, turn = stream("openai", [frame_bytes(f, "openai") for f in frames])
+        inspector.begin_turn(start())
+        inspector.set_response(200, [("Content-Type", "text/event-stream")])
+        finals: list[str] = []
+        panel.on_final = finals.append
+        for batch in batches:
+            inspector.add_progress(batch)
+        qtbot.wait(150)  # (ticks of the paint clock)
+        assert rows(inspector) == []  # nothing checked while hidden and streaming
+        inspector.finish_turn(turn)
+        if immediate:
+            qtbot.waitUntil(lambda: finals == ["1 spec error"], timeout=5000)
+        else:
+            qtbot.wait(150)
+            assert finals == [] and rows(inspector) == []
+            assert panel.header.text() == (
+                "This turn is long (over 1 MiB): it is checked when this tab is shown."
+            )
+            inspector.setCurrentIndex(TAB_VERDICT)
+            qtbot.waitUntil(lambda: finals == ["1 spec error"], timeout=10000)
+        assert rows(inspector) == [("openai.finish-reason-once", "5")]
+        inspector.setCurrentIndex(TAB_FRAMES)
