@@ -186,13 +186,14 @@ def test_checking_waits_for_the_tab_except_for_a_short_finished_turn(qtbot: QtBo
         inspector.set_response(200, [("Content-Type", "text/event-stream")])
         finals: list[str] = []
         panel.on_final = finals.append
+        got_it = partial(lambda seen: seen == ["1 spec error"], finals)
         for batch in batches:
             inspector.add_progress(batch)
         qtbot.wait(150)  # (ticks of the paint clock)
         assert rows(inspector) == []  # nothing checked while hidden and streaming
         inspector.finish_turn(turn)
         if immediate:
-            qtbot.waitUntil(lambda: finals == ["1 spec error"], timeout=5000)
+            qtbot.waitUntil(got_it, timeout=5000)
         else:
             qtbot.wait(150)
             assert finals == [] and rows(inspector) == []
@@ -200,6 +201,6 @@ def test_checking_waits_for_the_tab_except_for_a_short_finished_turn(qtbot: QtBo
                 "This turn is long (over 1 MiB): it is checked when this tab is shown."
             )
             inspector.setCurrentIndex(TAB_VERDICT)
-            qtbot.waitUntil(lambda: finals == ["1 spec error"], timeout=10000)
+            qtbot.waitUntil(got_it, timeout=10000)
         assert rows(inspector) == [("openai.finish-reason-once", "5")]
         inspector.setCurrentIndex(TAB_FRAMES)

@@ -171,10 +171,13 @@ class VerdictPanel(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # the tab is shown: catch up
         super().showEvent(event)
-        if not self.finished and not self._too_long:
-            if self._unchecked() or self._ended is not None:
-                self._show_header(final=False)
-                self.clock.wake(self._check)
+        if (
+            not self.finished
+            and not self._too_long
+            and (self._unchecked() or self._ended is not None)
+        ):
+            self._show_header(final=False)
+            self.clock.wake(self._check)
 
     def catch_up(self) -> None:
         """Check the reads the log already holds (a turn shown again with its log)."""
