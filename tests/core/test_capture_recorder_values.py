@@ -323,3 +323,32 @@ def test_held_reads_are_released_once_quiet_for_exactly_the_release_time(
         (0.1, b"sk-val"),
         (0.2, b"ues"),
     ]
+
+
+def test_a_flood_faster_than_the_writer_waits_instead_of_piling_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reads queued for the writer thread stay under MAX_PENDING (plus the read that waits):
+    a slow disk or scrubber makes the caller wait, it does not fill memory."""
+    assert recorder_module.MAX_PENDING == 1024 * 1024
+    monkeypatch.setattr(recorder_module, "MAX_PENDING", 64 * 1024)
+    rec = CaptureRecorder("openai", path=tmp_path / "t.sscap", keep_reads=False)
+    handle = rec._handle
+
+    def slow(item: tuple[Any, ...]) -> bool:
+        time.sleep(0.002)  # a slow disk
+        return handle(item)
+
+    monkeypatch.setattr(rec, "_handle", slow)
+    rec.request_started(_spec(), b"{}", 0.0)
+    rec.response_started(200, [], 0.01)
+    read = b"data: x\n\n" * 1000  # 9 KB
+    most = 0
+    for i in range(200):  # 1.8 MB
+        rec.read(read, 0.1 + i / 1000)
+        most = max(most, rec._pending)
+    rec.finished(Turn(outcome=Outcome.TRUNCATED))
+    rec.done.result(30)
+    assert read_capture(tmp_path / "t.sscap").reads.body() == read * 200  # nothing lost
+    assert 64 * 1024 < most <= 64 * 1024 + 2 * len(read), most
+    assert rec._pending == 0

@@ -302,12 +302,13 @@ class TapController(QObject):
         chat turn streams into the inspector."""
         if self.busy():
             return False
+        self.shown = None
+        self._take(item)  # (what just arrived joins what is kept: shown once, with the rest)
         self.shown = item
         inspector = self.inspector
         inspector.begin_turn(item.start())
         if item.feed.response is not None:
             inspector.set_response(*item.feed.response)
-        self._take(item)
         whole = Progress()
         whole.merge(item.kept)
         whole.total_bytes, whole.total_frames = item.kept.total_bytes, item.kept.total_frames

@@ -40,6 +40,10 @@ from streamscope.core.wire.dialects.base import RequestSpec
 __all__ = ["RELEASE_AFTER_S", "CaptureRecorder", "end_from_turn", "redact_request"]
 
 RELEASE_AFTER_S = 0.25
+
+MAX_PENDING = 1024 * 1024
+"""Bytes of reads queued for the writer thread at most: past this a new read waits for the
+writer (a flood faster than the disk or the scrubber must not pile up in memory)."""
 """When the stream has been quiet this long, reads held back (they might end in the start of
 a secret) are written anyway, all but that start: what arrived a second ago is on disk."""
 
@@ -79,6 +83,8 @@ class CaptureRecorder(TurnObserver):
         self.turn: Turn | None = None
         self.scrubber = Scrubber()
         self.done: Future[Capture] = Future()
+        self._pending = 0  # bytes of reads queued, not yet written
+        self._room = threading.Condition()
         self._t0 = 0.0
         self._end: StreamEnd | None = None
         self._stream: StreamScrubber = self.scrubber.stream()
@@ -134,6 +140,12 @@ class CaptureRecorder(TurnObserver):
         if self._queue is None:
             self._queue = queue.SimpleQueue()
             threading.Thread(target=self._write, name="capture-writer", daemon=True).start()
+        if item[0] == "read":
+            size = len(item[2])
+            with self._room:
+                while self._pending > MAX_PENDING and not self.done.done():
+                    self._room.wait(0.05)  # (the writer catches up: it never waits on us)
+                self._pending += size
         self._queue.put(item)
 
     # -- the writer's thread (or the caller's, without a path) ----------------------------------
@@ -152,6 +164,10 @@ class CaptureRecorder(TurnObserver):
                     continue
                 if self._handle(item):
                     return
+                if item[0] == "read":
+                    with self._room:
+                        self._pending -= len(item[2])
+                        self._room.notify_all()
                 quiet_since = time.monotonic()
                 if self._queue.empty():
                     self._flush()
