@@ -304,6 +304,7 @@ class TapController(QObject):
             return False
         self.shown = None
         self._take(item)  # (what just arrived joins what is kept: shown once, with the rest)
+        self.exchangeChanged.emit(item)  # (and the list says so, as the inspector will)
         self.shown = item
         inspector = self.inspector
         inspector.begin_turn(item.start())
