@@ -11,10 +11,8 @@ under a second even with open streams; uvicorn's graceful timeout is the backsto
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
-import time
 from types import TracebackType
 from typing import Any
 
@@ -22,6 +20,8 @@ import uvicorn
 
 from streamscope.demo.app import DemoApp, install_log_filter
 from streamscope.demo.scenarios import DIALECTS, SCENARIOS, Dialect
+from streamscope.listen import bind_nodelay as _bind
+from streamscope.listen import serve_in_thread
 
 _BASE_PATHS: dict[Dialect, str] = {
     "openai": "/v1",
@@ -46,30 +46,6 @@ class _Uvicorn(uvicorn.Server):
         if should_exit:
             self.stopping.set()
         return should_exit
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """The listening socket, made so that every accepted connection has ``TCP_NODELAY``.
-
-    asyncio sets ``TCP_NODELAY`` on a connection's socket only when its ``proto`` is
-    ``IPPROTO_TCP``, and an accepted socket inherits the listener's ``proto`` —
-    ``socket.create_server`` leaves it 0. Without it, Nagle's algorithm holds a response's
-    first body write until the client ACKs the headers, and a client that delays its ACKs
-    (Linux: 40 ms) sees every turn after the first on a kept-alive connection start ~45 ms
-    late. The option is also set on the listener, which Linux and the BSDs copy to accepted
-    sockets."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        if os.name != "nt":  # (on Windows SO_REUSEADDR would let another process steal it)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((host, port))
-        sock.listen(socket.SOMAXCONN)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
 
 
 def _url_host(host: str) -> str:
@@ -122,17 +98,10 @@ class DemoServer:
         self._sock = sock
         self.port = sock.getsockname()[1]
         server = self._server = self._make_server(log_config=False)
-        thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="streamscope-demo", daemon=True
-        )
-        self._thread = thread
-        thread.start()
-        deadline = time.monotonic() + _START_TIMEOUT
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"the demo server did not start on {self.root_url}")
-            time.sleep(0.005)
+        self._thread, listening = serve_in_thread(server, sock, "streamscope-demo", _START_TIMEOUT)
+        if not listening:
+            self.stop()
+            raise RuntimeError(f"the demo server did not start on {self.root_url}")
 
     def stop(self) -> None:
         """Stop serving: open streams end, the thread is joined. Safe to call twice."""

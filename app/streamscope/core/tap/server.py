@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import sys
 import threading
-import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -25,6 +23,7 @@ import uvicorn
 from streamscope.core.capture.files import CaptureStore
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.tap.proxy import TapApp, TapListener, install_log_filter
+from streamscope.listen import bind_nodelay, serve_in_thread
 
 __all__ = [
     "DEFAULT_PORT",
@@ -64,28 +63,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def bind_nodelay(host: str, port: int) -> socket.socket:
-    """A listening TCP socket whose connections send small writes at once (``TCP_NODELAY``).
-
-    ``socket.create_server`` makes a socket with protocol 0, and asyncio sets
-    ``TCP_NODELAY`` on a connection only when its protocol says TCP: uvicorn's connections
-    then keep Nagle's algorithm, and on a reused keep-alive connection a stream's first frame
-    waits for the client's delayed ACK of the previous response (~40 ms). Asking for TCP by
-    name (and setting the option on the listener, which Linux passes on) avoids that."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        if hasattr(socket, "SO_REUSEADDR") and sys.platform != "win32":
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((host, port))
-        sock.listen(socket.SOMAXCONN)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
 
 
 def _url_host(host: str) -> str:
@@ -196,17 +173,10 @@ class TapServer:
             return
         sock = self.bind()
         server = self.make_server()
-        thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="streamscope-tap", daemon=True
-        )
-        self._thread = thread
-        thread.start()
-        deadline = time.monotonic() + _START_TIMEOUT
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"the tap did not start on {self.root_url}")
-            time.sleep(0.005)
+        self._thread, listening = serve_in_thread(server, sock, "streamscope-tap", _START_TIMEOUT)
+        if not listening:
+            self.stop()
+            raise RuntimeError(f"the tap did not start on {self.root_url}")
 
     def stop(self) -> None:
         """Stop serving (open exchanges end as cancelled); safe to call twice."""
