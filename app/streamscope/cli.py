@@ -157,6 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope.core.net.worker import worker_main
 
         return worker_main(given[1:])
+    if given[:1] == ["--tap-forwarder"]:  # the tap's forwarding process (internal)
+        from streamscope.core.tap.forward import forwarder_main
+
+        return forwarder_main(given[1:])
     if len(given) == 1 and given[0].lower().endswith(CAPTURE_SUFFIXES):
         # `streamscope turn.sscap` (a file manager's "Open with"): the window replays it
         from pathlib import Path

@@ -95,7 +95,7 @@ def run_tap(args: argparse.Namespace) -> int:
         print(f"streamscope tap: cannot listen on {args.listen}: {exc}", file=sys.stderr)
         return EXIT_CANNOT_LISTEN
     lines = [
-        f"streamscope tap: listening on {tap.root_url} → {tap.app.upstream}",
+        f"streamscope tap: listening on {tap.root_url} → {tap.upstream}",
         f"  base URL: {tap.base_url}",
         *(f"  {line}" for line in tap.env_lines()),
         f"  captures: {captures.directory}",

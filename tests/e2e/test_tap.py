@@ -8,7 +8,10 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import os
+import signal
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -23,6 +26,7 @@ from streamscope.core.capture.format import read_capture
 from streamscope.core.paths import home
 from streamscope.core.tap.proxy import upstream_url
 from streamscope.core.tap.server import TapServer, env_lines, is_loopback, parse_listen
+from streamscope.core.turn.observer import TurnObserver
 from streamscope.demo.server import DemoServer
 from streamscope.headless import replay_body
 from support.tap_upstream import FINAL, Collector, ScriptedUpstream, chat_frame, json_keys
@@ -545,3 +549,114 @@ def test_an_endless_stream_costs_the_tap_no_memory_per_byte(upstream: ScriptedUp
     assert result.outcome == "truncated"  # (no [DONE]: an endless stream cut off)
     assert peak < 3_000_000, f"peak {peak:,} B for {size:,} B streamed"
     assert Path(str(result.exchange.capture)).stat().st_size > size  # all of it on disk
+
+
+# -- the forwarding process --------------------------------------------------------------------
+
+
+class _SlowReader(TurnObserver):
+    """A recording far slower than the stream: each read takes it 0.2 s."""
+
+    def read(self, data: bytes, t: float) -> None:
+        time.sleep(0.2)
+
+
+def test_a_slow_recording_never_slows_the_client(upstream: ScriptedUpstream) -> None:
+    """The forwarding runs in a process of its own: ten reads reach the client at once
+    while the recording (2 s of work) catches up behind, and records all of them."""
+    reads = [chat_frame(f"r{i}") for i in range(10)] + [FINAL]
+    upstream.script.reads = reads
+    collector = Collector(_SlowReader())
+    with tap_for(upstream.url, collector) as tap, httpx.Client(timeout=30) as client:
+        t0 = time.monotonic()
+        response = client.post(tap.root_url + CHAT, json=ASK)
+        took = time.monotonic() - t0
+        [result] = collector.wait(timeout=30)
+    assert response.content == b"".join(reads)
+    assert took < 1.5, f"the client waited {took:.2f} s for its stream: forwarding waited"
+    assert (result.outcome, result.frames, result.bytes) == (
+        "completed",
+        12,
+        sum(map(len, reads)),
+    )
+
+
+def test_the_forwarding_process_dying_cuts_its_streams_and_says_so(
+    upstream: ScriptedUpstream,
+) -> None:
+    upstream.script.reads = [chat_frame("one")]
+    upstream.script.stall = threading.Event()
+    collector = Collector()
+    tap = tap_for(upstream.url, collector)
+    with tap, httpx.Client(timeout=httpx.Timeout(10.0)) as client:
+        with client.stream("POST", tap.root_url + CHAT, json=ASK) as response:
+            chunks = response.iter_raw()
+            assert next(chunks) == chat_frame("one")
+            [child] = tap.forwarder_pids()
+            os.kill(child, signal.SIGKILL)
+            with pytest.raises(httpx.RemoteProtocolError):  # cut, not a clean end
+                next(chunks)
+        [result] = collector.wait()
+        upstream.script.stall.set()
+        deadline = time.monotonic() + 10
+        while tap.running and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not tap.running
+    assert result.outcome == "truncated"
+    assert result.reason == (
+        f"connection broken after {len(chat_frame('one'))} B, no [DONE]: "
+        "the tap's forwarding process ended (exit code -9)"
+    )
+    assert (result.frames, result.bytes) == (1, len(chat_frame("one")))
+
+
+def test_forwarding_in_this_process_passes_streams_the_same(demo: DemoServer) -> None:
+    """Where a child cannot be given the socket (off POSIX), the tap forwards in-process."""
+    collector = Collector()
+    tap = TapServer(
+        demo.root_url, port=0, captures=CaptureStore(), listener=collector, in_process=True
+    )
+    with tap, httpx.Client(timeout=30) as client:
+        direct = client.post(demo.root_url + CHAT, json=ASK | {"model": "demo-tools"}).content
+        tapped = client.post(tap.root_url + CHAT, json=ASK | {"model": "demo-tools"}).content
+        [result] = collector.wait()
+        assert tap.forwarder_pids() == []
+    assert tapped == direct
+    assert (result.outcome, result.dialect, result.bytes) == ("completed", "openai", len(direct))
+
+
+def test_the_backlog_for_a_slow_recording_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child queues what the recording has not taken yet; past the limit, forwarding
+    waits (``drain``) until half of it has gone — and nothing is lost or reordered."""
+    import asyncio
+    import socket
+
+    from streamscope.core.tap import forward
+
+    monkeypatch.setattr(forward, "BACKLOG_LIMIT", 1_000_000)
+    ours, theirs = socket.socketpair()
+    got: list[tuple[object, ...]] = []
+
+    async def run() -> tuple[int, bool, bool]:
+        sender = forward._Sender(ours, asyncio.get_running_loop())
+        for i in range(60):  # ~1.8 MB, while nobody reads the other end
+            sender.emit(("read", 1, bytes([i % 256]) * 30_000, float(i)))
+        queued = sender.backlog()
+        drained = asyncio.ensure_future(sender.drain())
+        await asyncio.sleep(0.3)
+        waited = not drained.done()  # nobody reads: it must wait
+        reader, writer = await asyncio.open_connection(sock=theirs)
+        while len(got) < 60:
+            message = await forward.receive(reader)
+            assert message is not None
+            got.append(message)
+        await asyncio.wait_for(drained, 5)
+        sender.close(5)
+        writer.close()
+        await writer.wait_closed()
+        ours.close()
+        return queued, waited, sender.backlog() <= forward.BACKLOG_LIMIT // 2
+
+    queued, waited, below = asyncio.run(run())
+    assert queued > 1_000_000 and waited and below
+    assert got == [("read", 1, bytes([i % 256]) * 30_000, float(i)) for i in range(60)]

@@ -149,7 +149,7 @@ def test_an_endpoint_upstream_brings_its_tls_options(qtbot: QtBot, window: MainW
         dialog.start_button.click()
         qtbot.waitUntil(lambda: window.tap.running, timeout=10_000)
         server = window.tap.server
-        assert server is not None and server.app.tls == tls
+        assert server is not None and server.tls == tls
         assert dialog.base_url.text() == server.root_url + "/v1"  # upstream's prefix kept
         dialog.start_button.click()
         assert not window.tap.running

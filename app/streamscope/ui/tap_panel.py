@@ -2,7 +2,8 @@
 to paste) and the Tapped list, whose exchanges open in the inspector — live, while they
 stream.
 
-The tap (:class:`~streamscope.core.tap.server.TapServer`) runs its own event loop in a thread.
+The tap (:class:`~streamscope.core.tap.server.TapServer`) forwards in a child process and
+records from its own event loop in a thread of the window.
 Each exchange is watched there by a :class:`_Feed`: the same
 :class:`~streamscope.core.turn.progress.ProgressEncoder` that live chat turns use builds
 :class:`Progress` batches (rows and the reducer's :class:`TurnDelta`) under a lock; a feed

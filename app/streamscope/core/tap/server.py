@@ -1,29 +1,47 @@
-"""Run the tap under uvicorn: in a background thread (:class:`TapServer`, for the window and
-tests) or in the foreground until Ctrl-C (:func:`serve_forever`, ``streamscope tap``).
+"""Run the tap: from a background thread (:class:`TapServer.start`, for the window and tests)
+or in the foreground until Ctrl-C (:meth:`TapServer.serve_forever`, ``streamscope tap``).
 
     with TapServer("http://127.0.0.1:8765", port=0) as tap:
         tap.base_url          # http://127.0.0.1:PORT (+ upstream's path, when it has one)
 
-The listening socket is bound before uvicorn starts, so the port is known at once; it is
-127.0.0.1 unless the caller passes another host on purpose (:func:`is_loopback`).
+The listening socket is bound first, so the port is known at once; it is 127.0.0.1 unless
+the caller passes another host on purpose (:func:`is_loopback`). The forwarding runs in a
+child process (``streamscope --tap-forwarder``: uvicorn serving
+:class:`~streamscope.core.tap.forward.Forwarder` on that socket) and this process records:
+an event loop reads the child's messages and gives them to a
+:class:`~streamscope.core.tap.proxy.TapRecorder`, whose listener is called on that loop's
+thread. Stopping asks the child to stop (its open exchanges end as cancelled); if the child
+dies, the exchanges it had open end as cancelled by the tap.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ipaddress
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
 from urllib.parse import urlsplit
-
-import uvicorn
 
 from streamscope.core.capture.files import CaptureStore
 from streamscope.core.net.options import TLSOptions
-from streamscope.core.tap.proxy import TapApp, TapListener, install_log_filter
-from streamscope.listen import bind_nodelay, serve_in_thread
+from streamscope.core.tap.forward import (
+    FORWARDER_FLAG,
+    Forwarder,
+    check_upstream,
+    make_uvicorn,
+    pack,
+    receive,
+)
+from streamscope.core.tap.proxy import TapListener, TapRecorder
+from streamscope.listen import bind_nodelay
 
 __all__ = [
     "DEFAULT_PORT",
@@ -37,6 +55,9 @@ __all__ = [
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8700
 _START_TIMEOUT = 10.0
+RECORDING_NICE = 10
+"""``streamscope tap`` records at this lower CPU priority (its forwarding child does not):
+on a busy machine the streams it passes go first and the recording catches up after."""
 _JOIN_TIMEOUT = 5.0
 
 
@@ -83,31 +104,10 @@ def env_lines(base_root: str, upstream: str) -> list[str]:
     ]
 
 
-class _Uvicorn(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, app: TapApp) -> None:
-        super().__init__(config)
-        self.tap = app
-        self.tap_started: Callable[[], None] | None = None
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        if self.started and self.tap_started is not None:
-            self.tap_started()
-
-    async def on_tick(self, counter: int) -> bool:
-        should_exit = await super().on_tick(counter)
-        if should_exit:
-            self.tap.stopping = True
-        return should_exit
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        self.tap.stop_exchanges()
-        await super().shutdown(sockets)
-        await self.tap.aclose()
-
-
 class TapServer:
-    """The tap in uvicorn (see the module docstring); ``captures=None`` records nothing."""
+    """The tap (see the module docstring); ``captures=None`` records nothing.
+    ``in_process``: forward in this process too (slower: the default off POSIX, where the
+    listening socket cannot be handed to a child by its descriptor)."""
 
     def __init__(
         self,
@@ -119,13 +119,26 @@ class TapServer:
         tls: TLSOptions = TLSOptions(),
         captures: CaptureStore | None = None,
         listener: TapListener | None = None,
+        in_process: bool | None = None,
+        command: Callable[[int, int], list[str]] | None = None,
     ) -> None:
-        self.app = TapApp(upstream, dialect=dialect, tls=tls, captures=captures, listener=listener)
+        check_upstream(upstream)
+        self.upstream = upstream.rstrip("/")
+        self.tls = tls
+        self.recorder = TapRecorder(
+            upstream, dialect=dialect, tls=tls, captures=captures, listener=listener
+        )
         self.host = host
         self.port = port
-        self._server: _Uvicorn | None = None
-        self._thread: threading.Thread | None = None
+        self.in_process = os.name != "posix" if in_process is None else in_process
+        self._command = command or _default_command
         self._sock: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: Callable[[], None] | None = None
+        self._stopping = False
+        self._log_config = False
+        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def root_url(self) -> str:
@@ -134,79 +147,56 @@ class TapServer:
     @property
     def base_url(self) -> str:
         """What a client's base URL should be: the tap's root plus upstream's path."""
-        return self.root_url + urlsplit(self.app.upstream).path.rstrip("/")
+        return self.root_url + urlsplit(self.upstream).path.rstrip("/")
 
     def env_lines(self) -> list[str]:
-        return env_lines(self.root_url, self.app.upstream)
+        return env_lines(self.root_url, self.upstream)
 
     def bind(self) -> socket.socket:
         """Bind the listening socket (the port is known from here on)."""
-        sock = bind_nodelay(self.host, self.port)
-        self._sock = sock
-        self.port = sock.getsockname()[1]
-        return sock
+        if self._sock is None:
+            self._sock = bind_nodelay(self.host, self.port)
+            self.port = self._sock.getsockname()[1]
+        return self._sock
 
-    def make_server(self, *, log_config: bool = False) -> _Uvicorn:
-        log_kwargs: dict[str, Any] = {} if log_config else {"log_config": None}
-        config = uvicorn.Config(
-            self.app,
-            host=self.host,
-            port=self.port,
-            log_level="warning",
-            lifespan="off",
-            loop="asyncio",
-            http="h11",
-            access_log=False,
-            server_header=False,  # the headers are upstream's
-            date_header=False,
-            timeout_graceful_shutdown=2,
-            timeout_keep_alive=75,
-            **log_kwargs,
-        )
-        install_log_filter()
-        self._server = _Uvicorn(config, self.app)
-        return self._server
+    # -- in a thread (the window, tests) ------------------------------------------------------
 
     def start(self) -> None:
-        """Serve in a daemon thread; returns once the socket is listening."""
-        if self._thread is not None and self._thread.is_alive():
+        """Serve from a daemon thread; returns once the tap is serving."""
+        if self.running:
             return
-        sock = self.bind()
-        server = self.make_server()
-        self._thread, listening = serve_in_thread(server, sock, "streamscope-tap", _START_TIMEOUT)
-        if not listening:
-            self.stop()
-            raise RuntimeError(f"the tap did not start on {self.root_url}")
+        self.bind()
+        ready = threading.Event()
+        self._stopping = False
+        thread = self._thread = threading.Thread(
+            target=asyncio.run,
+            args=(self._serve(ready.set),),
+            name="streamscope-tap",
+            daemon=True,
+        )
+        thread.start()
+        deadline = time.monotonic() + _START_TIMEOUT
+        while not ready.wait(0.01):
+            if not thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the tap did not start on {self.root_url}")
 
     def stop(self) -> None:
         """Stop serving (open exchanges end as cancelled); safe to call twice."""
-        if self._server is not None:
-            self._server.should_exit = True
+        self._ask_stop()
         if self._thread is not None:
             self._thread.join(_JOIN_TIMEOUT)
             self._thread = None
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
-        self._server = None
-
-    def serve_forever(self, started: Callable[[], None] | None = None) -> None:
-        """Serve in this thread until SIGINT/SIGTERM (uvicorn's handlers), then return;
-        ``started`` is called once it serves (Ctrl-C is handled from then on)."""
-        sock = self._sock or self.bind()
-        server = self._server or self.make_server(log_config=True)
-        server.tap_started = started
-        try:
-            server.run(sockets=[sock])
-        except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it handled
-            pass
-        finally:
-            sock.close()
-            self._sock = None
+        self._close_socket()
 
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+    def forwarder_pids(self) -> list[int]:
+        """The forwarding child's process id while it runs (none when forwarding here)."""
+        proc = self._proc
+        return [proc.pid] if proc is not None and proc.poll() is None else []
 
     def __enter__(self) -> TapServer:
         self.start()
@@ -219,3 +209,131 @@ class TapServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+    # -- in the foreground (streamscope tap) --------------------------------------------------
+
+    def serve_forever(self, started: Callable[[], None] | None = None) -> None:
+        """Serve in this thread until SIGINT/SIGTERM, then return; ``started`` is called
+        once it serves (Ctrl-C is handled from then on)."""
+        self.bind()
+        self._log_config = True
+
+        async def serve() -> None:
+            loop = asyncio.get_running_loop()
+            if not self.in_process:  # (in this process, uvicorn handles the signals)
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    loop.add_signal_handler(sig, self._ask_stop)
+            await self._serve(started or (lambda: None))
+
+        try:
+            asyncio.run(serve())
+        except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it handled
+            pass
+        finally:
+            self._close_socket()
+
+    # -- both ---------------------------------------------------------------------------------
+
+    def _ask_stop(self) -> None:
+        """Ask the forwarder to stop (from any thread; a second call, in the foreground,
+        a second Ctrl-C, ends the child at once)."""
+        loop, stop = self._loop, self._stop
+        if loop is None or stop is None:
+            self._stopping = True
+            return
+        with contextlib.suppress(RuntimeError):  # (the loop has just closed)
+            loop.call_soon_threadsafe(stop)
+
+    def _close_socket(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+
+    async def _serve(self, ready: Callable[[], None]) -> None:
+        self._loop = asyncio.get_running_loop()
+        try:
+            if self.in_process:
+                await self._serve_here(ready)
+            else:
+                await self._serve_child(ready)
+        finally:
+            self._stop = None
+            await self.recorder.settle(_JOIN_TIMEOUT)
+            self._loop = None
+
+    async def _serve_here(self, ready: Callable[[], None]) -> None:
+        sock = self.bind()
+        app = Forwarder(self.upstream, self.recorder.handle, tls=self.tls)
+        server = make_uvicorn(app, log_config=self._log_config)
+        server.tap_started = ready
+
+        def stop() -> None:
+            server.should_exit = True
+
+        self._stop = stop
+        if self._stopping:
+            return
+        await server.serve(sockets=[sock])
+
+    async def _serve_child(self, ready: Callable[[], None]) -> None:
+        sock = self.bind()
+        parent, child = socket.socketpair()
+        try:
+            proc = subprocess.Popen(
+                self._command(child.fileno(), sock.fileno()),
+                pass_fds=(child.fileno(), sock.fileno()),
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # Ctrl-C in a terminal is this process's to handle
+            )
+        except OSError:
+            parent.close()
+            raise
+        finally:
+            child.close()
+        self._proc = proc
+        self._close_socket()  # (the child's now: if it dies, clients are refused, not queued)
+        reader, writer = await asyncio.open_connection(sock=parent)
+        asked = False
+
+        def stop() -> None:
+            nonlocal asked
+            if asked:  # asked twice: do not wait for it
+                proc.kill()
+            asked = True
+            if not writer.is_closing():
+                writer.write(pack(("stop",)))
+
+        self._stop = stop
+        writer.write(pack(("config", self.upstream, self.tls, self._log_config)))
+        if self._stopping:
+            stop()
+        if self._log_config and hasattr(os, "nice"):  # (the foreground: streamscope tap)
+            os.nice(RECORDING_NICE)  # this process only: the child forwards at full priority
+        handle = self.recorder.handle
+        try:
+            while (message := await receive(reader)) is not None:
+                if message[0] == "ready":
+                    ready()
+                else:
+                    handle(message)
+        finally:
+            writer.close()
+            code = await _reap(proc)
+            died = None if asked else f"the tap's forwarding process ended (exit code {code})"
+            self.recorder.lose_all(time.monotonic(), died)
+
+
+async def _reap(proc: subprocess.Popen[bytes]) -> int:
+    """Wait for the child to end (it does once its socket has closed), briefly; its code."""
+    deadline = time.monotonic() + _JOIN_TIMEOUT
+    while proc.poll() is None and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    if proc.poll() is None:
+        proc.kill()
+    return proc.wait()
+
+
+def _default_command(control: int, listener: int) -> list[str]:
+    if getattr(sys, "frozen", False):  # a packaged app: the executable is StreamScope itself
+        return [sys.executable, FORWARDER_FLAG, str(control), str(listener)]
+    return [sys.executable, "-m", "streamscope", FORWARDER_FLAG, str(control), str(listener)]

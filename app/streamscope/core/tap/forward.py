@@ -1,0 +1,530 @@
+"""The tap's forwarding half: an ASGI app for uvicorn that passes every exchange through.
+
+Every request under the listen address goes to the same path under the upstream (see
+:func:`upstream_url`); the answer comes back exactly as upstream sent it — status, headers
+(minus hop-by-hop ones), the body's bytes unchanged and each upstream read forwarded at once.
+Faults stay faults: a body cut short reaches the client cut short (the connection is dropped
+without the end of the body), a stall stays a stall, an error status with its headers.
+
+:class:`Forwarder` reads nothing as a turn: it tells what passed through, as it passes, to an
+``emit`` callable, in order — ``("start", id, method, path, query, headers, body, t)``,
+``("head", id, status, headers, t)``, ``("read", id, bytes, t)`` and
+``("end", id, kind, detail, t, stopping)`` (times from ``time.monotonic()``, which is one
+clock for every process of the machine). The recording half
+(:class:`~streamscope.core.tap.proxy.TapRecorder`) turns those into captures and turns.
+
+Reading a stream as a turn costs several microseconds of Python per frame — far more than
+forwarding it — so ``streamscope tap`` and the window run the forwarder in a child process
+of its own (:func:`forwarder_main`, ``streamscope --tap-forwarder``), and a client's stream
+is never slowed by its recording. The child sends the messages as length-prefixed pickles
+over a socket pair (both ends are this program); what the parent has not taken yet waits in
+the child's memory, up to :data:`BACKLOG_LIMIT` bytes — beyond that the forwarding waits
+for the recording (memory stays bounded for endless floods).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import itertools
+import logging
+import pickle
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+import uvicorn
+
+from streamscope.core.net.client import http_client
+from streamscope.core.net.env_proxy import NetworkSettingError
+from streamscope.core.net.options import TLSOptions
+
+__all__ = [
+    "BACKLOG_LIMIT",
+    "FORWARDER_FLAG",
+    "HOP_BY_HOP",
+    "Emit",
+    "Forwarder",
+    "check_upstream",
+    "forwarder_main",
+    "install_log_filter",
+    "make_uvicorn",
+    "pack",
+    "receive",
+    "upstream_url",
+]
+
+FORWARDER_FLAG = "--tap-forwarder"
+"""``streamscope --tap-forwarder CONTROL_FD LISTEN_FD`` runs the child (not a user command)."""
+
+BACKLOG_LIMIT = 64 * 1024 * 1024
+"""Bytes of messages the forwarding child holds for a recording that has fallen behind
+(a firehose faster than ~6 MB/s): below it the client's stream never waits for the
+recording; above it, it does."""
+
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+"""Headers that belong to one connection, never forwarded (nor those a ``Connection``
+header names)."""
+
+_REQUEST_DROPPED = HOP_BY_HOP | {"host", "content-length"}  # httpx sets both for upstream
+_CLIENT_DEFAULTS = ("accept", "accept-encoding", "user-agent")
+"""Headers httpx would add on its own: removed unless the client sent them (a client that
+did not ask for gzip must not get it)."""
+
+Emit = Callable[[tuple[Any, ...]], None]
+
+
+def upstream_url(upstream: str, path: str, query: str = "") -> str:
+    """Where a request for ``path`` goes: the tap's root stands for ``upstream``
+    (``/v1/chat/completions`` -> ``URL/v1/chat/completions``). When ``upstream`` has a path
+    (``https://openrouter.ai/api/v1``) and the request's path already starts with it (the
+    client's base URL mirrors upstream's: ``http://127.0.0.1:8700/api/v1``), it is not
+    added twice; otherwise it is put in front (base URL ``http://127.0.0.1:8700``)."""
+    parts = urlsplit(upstream)
+    prefix = parts.path.rstrip("/")
+    if prefix and not (path == prefix or path.startswith(prefix + "/")):
+        path = prefix + path
+    return urlunsplit((parts.scheme, parts.netloc, path, query, ""))
+
+
+def check_upstream(upstream: str) -> None:
+    """Raise ``ValueError`` unless ``upstream`` is an http(s) URL."""
+    parts = urlsplit(upstream)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"the upstream must be an http(s) URL, not {upstream!r}")
+
+
+# -- quiet deliberate cuts --------------------------------------------------------------------
+
+_cut = contextvars.ContextVar("tap_cut", default=False)
+_INCOMPLETE = "ASGI callable returned without completing response."
+
+
+class _QuietCuts(logging.Filter):
+    """uvicorn complains when a response is left unfinished: for the tap that is the point
+    (upstream cut the body, so the client's connection is dropped)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_cut.get() and record.getMessage() == _INCOMPLETE)
+
+
+_FILTER = _QuietCuts()
+
+
+def install_log_filter() -> None:
+    logger = logging.getLogger("uvicorn.error")
+    if _FILTER not in logger.filters:
+        logger.addFilter(_FILTER)
+
+
+# -- the app ----------------------------------------------------------------------------------
+
+Scope = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[dict[str, Any]], Any]
+
+
+class _Cut(Exception):
+    """Upstream's body broke: drop the client's connection without ending the body."""
+
+
+class Forwarder:
+    """The ASGI app (see the module docstring). ``backlog``: how many bytes of messages wait
+    to be taken (``None``: ``emit`` takes them at once); over :data:`BACKLOG_LIMIT`,
+    forwarding awaits ``drain``."""
+
+    def __init__(
+        self,
+        upstream: str,
+        emit: Emit,
+        *,
+        tls: TLSOptions = TLSOptions(),
+        backlog: Callable[[], int] | None = None,
+        drain: Callable[[], Any] | None = None,
+    ) -> None:
+        check_upstream(upstream)
+        self.upstream = upstream.rstrip("/")
+        self.tls = tls
+        self.emit = emit
+        self._backlog = backlog
+        self._drain = drain
+        self._ids = itertools.count(1)
+        self._http: httpx.AsyncClient | None = None
+        self.stopping = False  # set when the server begins to stop
+        self._open: set[asyncio.Future[None]] = set()
+
+    async def aclose(self) -> None:
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return  # (lifespan is off; websockets are not proxied)
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        forward = asyncio.ensure_future(self._exchange(scope, bytes(body), send))
+        gone = asyncio.ensure_future(_disconnected(receive))
+        self._open.add(forward)
+        try:
+            await asyncio.wait({forward, gone}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            pass  # uvicorn gave up waiting for the response: end it as below
+        finally:
+            self._open.discard(forward)
+            if not forward.done():  # the client hung up (or the server is stopping)
+                forward.cancel()
+            gone.cancel()
+            with contextlib.suppress(asyncio.CancelledError, _Cut):
+                await forward
+        if forward.cancelled() or isinstance(forward.exception(), _Cut):
+            _cut.set(True)  # return with the response unfinished: uvicorn drops the socket
+
+    def stop_exchanges(self) -> None:
+        """The server is stopping: end every open exchange now (recorded as cancelled; the
+        clients see their connections dropped) rather than wait for endless streams."""
+        self.stopping = True
+        for task in list(self._open):
+            task.cancel()
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            self._http = http_client(self.tls)
+        return self._http
+
+    async def _exchange(self, scope: Scope, body: bytes, send: Send) -> None:
+        t0 = time.monotonic()
+        xid = next(self._ids)
+        method: str = scope["method"]
+        path: str = scope.get("raw_path", scope["path"].encode()).decode("latin-1")
+        path = path.partition("?")[0]
+        query = scope.get("query_string", b"").decode("latin-1")
+        headers = _forwarded_request_headers(list(scope.get("headers", [])))
+        emit = self.emit
+        emit(("start", xid, method, path, query, headers, body, t0))
+        try:
+            client = self._client()
+            url = upstream_url(self.upstream, path, query)
+            request = client.build_request(method, url, headers=headers, content=body)
+            sent_names = {k for k, _v in headers}
+            for name in _CLIENT_DEFAULTS:
+                if name not in sent_names and name in request.headers:
+                    del request.headers[name]
+            response = await client.send(request, stream=True)
+        except asyncio.CancelledError:
+            emit(("end", xid, "cancelled", "", time.monotonic(), self.stopping))
+            raise
+        except (httpx.HTTPError, NetworkSettingError) as exc:
+            detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
+            await _bad_gateway(send, f"streamscope tap: upstream unreachable: {detail}\n")
+            emit(("end", xid, "connect_error", detail, time.monotonic(), self.stopping))
+            return
+        try:
+            await self._relay(xid, response, send)
+        finally:
+            await response.aclose()
+
+    async def _relay(self, xid: int, response: httpx.Response, send: Send) -> None:
+        emit, backlog, clock = self.emit, self._backlog, time.monotonic
+        emit(("head", xid, response.status_code, response.headers.multi_items(), clock()))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": response.status_code,
+                "headers": _forwarded_response_headers(response),
+            }
+        )
+        try:
+            # (``response.stream``: the raw reads, without aiter_raw's per-read bookkeeping)
+            async for chunk in response.stream:  # type: ignore[union-attr]
+                if not chunk:
+                    continue
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                emit(("read", xid, chunk, clock()))
+                if backlog is not None and self._drain is not None and backlog() > BACKLOG_LIMIT:
+                    await self._drain()
+        except asyncio.CancelledError:
+            emit(("end", xid, "cancelled", "", clock(), self.stopping))
+            raise
+        except httpx.HTTPError as exc:
+            detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
+            emit(("end", xid, "broken", detail, clock(), self.stopping))
+            raise _Cut(detail) from None
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        emit(("end", xid, "eof", "", clock(), self.stopping))
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _forwarded_request_headers(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in raw]
+    named = {
+        token.strip().lower()
+        for name, value in pairs
+        if name == "connection"
+        for token in value.split(",")
+    }
+    return [(k, v) for k, v in pairs if k not in _REQUEST_DROPPED and k not in named]
+
+
+def _forwarded_response_headers(response: httpx.Response) -> list[tuple[bytes, bytes]]:
+    raw = response.headers.raw
+    named = {
+        token.strip().lower().encode()
+        for name, value in raw
+        if name.lower() == b"connection"
+        for token in value.decode("latin-1").split(",")
+    }
+    return [
+        (k.lower(), v)
+        for k, v in raw
+        if k.lower().decode("latin-1") not in HOP_BY_HOP and k.lower() not in named
+    ]
+
+
+async def _bad_gateway(send: Send, text: str) -> None:
+    body = text.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 502,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+# -- uvicorn ----------------------------------------------------------------------------------
+
+
+class _Uvicorn(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, app: Forwarder) -> None:
+        super().__init__(config)
+        self.tap = app
+        self.tap_started: Callable[[], None] | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.tap_started is not None:
+            self.tap_started()
+
+    async def on_tick(self, counter: int) -> bool:
+        should_exit = await super().on_tick(counter)
+        if should_exit:
+            self.tap.stopping = True
+        return should_exit
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.tap.stop_exchanges()
+        await super().shutdown(sockets)
+        await self.tap.aclose()
+
+
+def make_uvicorn(app: Forwarder, *, log_config: bool = False) -> _Uvicorn:
+    """A uvicorn server for ``app`` (its socket is given to ``run``/``serve``)."""
+    log_kwargs: dict[str, Any] = {} if log_config else {"log_config": None}
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        loop="asyncio",
+        http="h11",
+        access_log=False,
+        server_header=False,  # the headers are upstream's
+        date_header=False,
+        timeout_graceful_shutdown=2,
+        timeout_keep_alive=75,
+        **log_kwargs,
+    )
+    install_log_filter()
+    return _Uvicorn(config, app)
+
+
+# -- the child process ------------------------------------------------------------------------
+
+_HEADER = struct.Struct("!I")
+_CLOSE_TIMEOUT = 10.0
+"""How long a stopping child may take to hand over the messages still queued."""
+
+
+def pack(message: tuple[Any, ...]) -> bytes:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(data)) + data
+
+
+async def receive(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
+    """The next message, or ``None`` once the other end has gone."""
+    try:
+        head = await reader.readexactly(_HEADER.size)
+        (size,) = _HEADER.unpack(head)
+        message: tuple[Any, ...] = pickle.loads(await reader.readexactly(size))
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    return message
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < size:
+        try:
+            part = sock.recv(size - len(data))
+        except OSError:
+            return None
+        if not part:
+            return None
+        data += part
+    return bytes(data)
+
+
+def _recv_message(sock: socket.socket) -> tuple[Any, ...] | None:
+    """The next message on a blocking socket, or ``None`` once the other end has gone."""
+    head = _recv_exactly(sock, _HEADER.size)
+    if head is None:
+        return None
+    data = _recv_exactly(sock, _HEADER.unpack(head)[0])
+    return None if data is None else pickle.loads(data)
+
+
+class _Sender:
+    """The child's messages to the parent, sent from a thread: the event loop only queues
+    them (a pickle and an append), the thread writes them in batches with the GIL released
+    while the kernel copies — a recording that has fallen behind costs the forwarding
+    nothing until :data:`BACKLOG_LIMIT` bytes wait (then :meth:`drain` waits for half)."""
+
+    def __init__(self, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
+        self._sock = sock
+        self._loop = loop
+        self._cond = threading.Condition()
+        self._pending: list[bytes] = []
+        self.size = 0
+        self._closed = False
+        self._room: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._run, name="tap-sender", daemon=True)
+        self._thread.start()
+
+    def emit(self, message: tuple[Any, ...]) -> None:
+        data = pack(message)
+        with self._cond:
+            if self._closed:
+                return
+            self._pending.append(data)
+            self.size += len(data)
+            if len(self._pending) == 1:
+                self._cond.notify()
+
+    def backlog(self) -> int:
+        return self.size
+
+    async def drain(self) -> None:
+        while self.size > BACKLOG_LIMIT // 2 and not self._closed:
+            room = self._room = asyncio.Event()
+            if self.size <= BACKLOG_LIMIT // 2:  # (sent while the event was being made)
+                break
+            await room.wait()
+
+    def close(self, timeout: float) -> None:
+        """Send what is queued (for up to ``timeout`` seconds), then stop."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        cond = self._cond
+        while True:
+            with cond:
+                while not self._pending and not self._closed:
+                    cond.wait()
+                batch, self._pending = self._pending, []
+            if not batch:
+                return  # closed, and all sent
+            try:
+                self._sock.sendall(b"".join(batch))
+            except OSError:  # the parent has gone
+                with cond:
+                    self._closed = True
+                    self._pending = []
+                self._wake()
+                return
+            with cond:
+                self.size -= sum(map(len, batch))
+            if self._room is not None and self.size <= BACKLOG_LIMIT // 2:
+                self._wake()
+
+    def _wake(self) -> None:
+        room, self._room = self._room, None
+        if room is not None:
+            with contextlib.suppress(RuntimeError):  # (the loop has closed)
+                self._loop.call_soon_threadsafe(room.set)
+
+
+async def _serve_child(control: socket.socket, listener: socket.socket) -> None:
+    config = _recv_message(control)
+    if config is None or config[0] != "config":
+        return
+    _kind, upstream, tls, log_config = config
+    loop = asyncio.get_running_loop()
+    sender = _Sender(control, loop)
+    app = Forwarder(upstream, sender.emit, tls=tls, backlog=sender.backlog, drain=sender.drain)
+    server = make_uvicorn(app, log_config=log_config)
+    server.tap_started = lambda: sender.emit(("ready",))
+
+    def stop() -> None:
+        server.should_exit = True
+
+    def parent_says_stop() -> None:
+        while (message := _recv_message(control)) is not None and message[0] != "stop":
+            pass
+        with contextlib.suppress(RuntimeError):  # (the loop has closed)
+            loop.call_soon_threadsafe(stop)  # asked to, or the parent has gone
+
+    threading.Thread(target=parent_says_stop, name="tap-control", daemon=True).start()
+    try:
+        await server.serve(sockets=[listener])
+        # (the exchanges were cancelled as the server stopped: let them say so)
+        deadline = time.monotonic() + 2
+        while app._open and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+    finally:
+        await asyncio.to_thread(sender.close, _CLOSE_TIMEOUT)
+        with contextlib.suppress(OSError):
+            control.shutdown(socket.SHUT_RDWR)
+
+
+def forwarder_main(argv: list[str]) -> int:
+    """The child: ``argv`` is the control socket's and the listening socket's descriptors."""
+    control = socket.socket(fileno=int(argv[0]))
+    control.setblocking(True)
+    listener = socket.socket(fileno=int(argv[1]))
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve_child(control, listener))
+    return 0
