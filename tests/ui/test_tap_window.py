@@ -4,6 +4,7 @@ streams (the same batches and reducer deltas as a chat turn)."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 
@@ -76,6 +77,11 @@ def test_a_tapped_exchange_shows_live_in_the_list_and_the_inspector(
             "● streaming · 200 · 123 B",
         ]
         assert "/v1/chat/completions" in window.inspector.request_panel.texts()[0]
+        header = window.inspector.header
+        assert re.fullmatch(
+            r"● live · Tapped #1 POST /v1/chat/completions · \d\d:\d\d:\d\d · m · streaming…",
+            header.text(),
+        ), header.text()
         upstream.script.gates[0].set()
         sender.join(10)
         qtbot.waitUntil(lambda: "completed" in panel.texts()[0], timeout=10_000)
@@ -83,6 +89,10 @@ def test_a_tapped_exchange_shows_live_in_the_list_and_the_inspector(
         assert b"".join(got) == chat_frame("one") + FINAL
         line = panel.texts()[0].splitlines()[1]
         assert line.startswith("✓ completed · 200 · 3 frames · ")
+        assert re.fullmatch(
+            r"Tapped #1 POST /v1/chat/completions · \d\d:\d\d:\d\d · m · ✓ completed",
+            header.text(),
+        ), header.text()
         assert window.status.text() == "Ready"  # the chat's status is its own
         dialog.start_button.click()  # Stop
         qtbot.waitUntil(lambda: dialog.start_button.text() == "Start", timeout=10_000)
@@ -153,3 +163,18 @@ def test_an_endpoint_upstream_brings_its_tls_options(qtbot: QtBot, window: MainW
         assert dialog.base_url.text() == server.root_url + "/v1"  # upstream's prefix kept
         dialog.start_button.click()
         assert not window.tap.running
+
+
+def test_the_header_names_the_model_a_tapped_request_asked_for() -> None:
+    from streamscope.core.tap.proxy import TapExchange
+    from streamscope.ui.tap_panel import _model_asked
+
+    def asked(path: str, body: bytes) -> str:
+        return _model_asked(TapExchange(1, "POST", path, "http://u" + path, {}, body, None, 0.0))
+
+    assert asked(CHAT, b'{"model": "gpt-4o", "stream": true}') == "gpt-4o"
+    gemini = "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse"
+    assert asked(gemini, b'{"contents": []}') == "gemini-2.0-flash"
+    assert asked("/v1/embeddings", b"not json") == ""
+    assert asked(CHAT, b'{"model": 7}') == ""
+    assert asked(CHAT, b"[1]") == ""

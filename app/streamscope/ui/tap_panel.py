@@ -15,6 +15,7 @@ finished or still streaming — and the open one gets each new batch as it comes
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +45,7 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import Outcome, format_bytes
 from streamscope.core.turn.progress import Progress, ProgressEncoder
+from streamscope.ui.inspector.turn_header import TurnRef
 from streamscope.ui.message_card import outcome_colour
 from streamscope.ui.paint_clock import default_clock
 from streamscope.ui.status_panel import GLYPHS
@@ -101,6 +103,20 @@ class _Feed(TurnObserver):
             return batch
 
 
+def _model_asked(exchange: TapExchange) -> str:
+    """The model a request names: its JSON body's ``model``, or a Gemini path's
+    ``models/NAME:…`` (``""`` when neither)."""
+    if exchange.body[:1] == b"{":
+        try:
+            model = json.loads(exchange.body).get("model")
+        except (ValueError, UnicodeDecodeError, AttributeError):
+            model = None
+        if isinstance(model, str):
+            return model
+    _before, found, rest = exchange.path.partition("/models/")
+    return rest.split(":")[0].split("?")[0] if found else ""
+
+
 @dataclass(eq=False)
 class TappedExchange:
     """An exchange as the window keeps it: every batch so far (``kept``) and, once it has
@@ -126,6 +142,19 @@ class TappedExchange:
             self.dialect,
             ex.started,
             scrubber=Scrubber.for_request(ex.headers, ex.url),
+        )
+
+    def ref(self) -> TurnRef:
+        """What the inspector's header says of it: "Tapped #1 POST /v1/chat/completions",
+        when it started, the model the request asked for, its outcome."""
+        ex = self.exchange
+        r = self.result
+        return TurnRef(
+            key=-1 - self.key,  # (never a chat turn's key)
+            conversation=f"Tapped #{ex.id} {ex.method} {ex.path}",
+            started=time.time() - (time.monotonic() - ex.started),
+            model=_model_asked(ex),
+            outcome=Outcome(r.outcome) if r is not None else None,
         )
 
     def label(self) -> str:
@@ -296,7 +325,14 @@ class TapController(QObject):
         item.result = result
         if item is self.shown:
             self.inspector.finish_turn(result.turn)
+            self._name(item)
         self.exchangeChanged.emit(item)
+
+    def _name(self, item: TappedExchange) -> None:
+        header = self.inspector.header
+        header.show_turn(item.ref(), live=item.result is None)
+        header.set_note("")
+        header.set_live_elsewhere(False)
 
     def show(self, item: TappedExchange) -> bool:
         """Show ``item`` in the inspector (whole so far; live from here on). Not while a
@@ -309,6 +345,7 @@ class TapController(QObject):
         self.shown = item
         inspector = self.inspector
         inspector.begin_turn(item.start())
+        self._name(item)
         if item.feed.response is not None:
             inspector.set_response(*item.feed.response)
         whole = Progress()
