@@ -41,9 +41,6 @@ EXCEPTIONS: dict[tuple[str, str], set[str]] = {
     ("demo-cut", "ollama"): {"ollama.one-object-per-line", "stream.terminal-missing"},
     ("demo-no-done", "gemini"): set(),  # Gemini has no sentinel after finishReason
     ("demo-bad-json", "ollama"): {"ollama.one-object-per-line"},
-    # The demo writes sequence_number 10 after 8 before its error event (9 is built and
-    # dropped): a real finding about the demo, left for its owner.
-    ("demo-midstream-error", "responses"): {"stream.server-error", "responses.sequence-number"},
 }
 # Warnings/notes a scenario may add (by design of the scenario), beyond none.
 ALLOWED: dict[str, set[str]] = {

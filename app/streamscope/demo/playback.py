@@ -126,6 +126,12 @@ async def play(p: Playback) -> AsyncIterator[bytes]:
             due += delay
             if p.stopping.is_set():
                 return
+        if isinstance(fault, MidstreamError) and fault.after_deltas == deltas:
+            # (before the step is written: a Responses stream numbers every event it makes)
+            for frame in writer.error(fault.kind, fault.message):
+                buf += frame
+            yield bytes(buf)
+            return
         frames = writer.step(timed.step)
         if not frames:
             continue
@@ -140,11 +146,6 @@ async def play(p: Playback) -> AsyncIterator[bytes]:
                         yield bytes(buf)
                     async for _ in _wait(p, seconds, None):
                         pass
-                    return
-                case MidstreamError(kind=kind, message=message):
-                    for frame in writer.error(kind, message):
-                        buf += frame
-                    yield bytes(buf)
                     return
                 case BadJson():
                     buf += writer.bad_json()
