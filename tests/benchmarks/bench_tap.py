@@ -122,6 +122,42 @@ def _stop(proc: subprocess.Popen[str]) -> None:
         proc.wait(5)
 
 
+def _children(pid: int) -> list[int]:
+    """``pid``'s child processes (Linux; ``[]`` elsewhere)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry.parent.name))
+    return found
+
+
+def _cpu(pids: dict[str, int | None]) -> dict[str, float]:
+    """CPU seconds (user + system) so far of each process (``None``: this one)."""
+    out: dict[str, float] = {}
+    for name, pid in pids.items():
+        if pid is None:
+            out[name] = time.process_time()
+            continue
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[name] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def _add(
+    into: dict[str, list[float]], run: str, now: dict[str, float], then: dict[str, float]
+) -> None:
+    for name, value in now.items():
+        if name in then:
+            into.setdefault(f"{run}:{name}", []).append(value - then[name])
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -232,9 +268,18 @@ def measure(quick: bool = False) -> list[Row]:
             directs: list[float] = []
             taps: list[float] = []
             behind: list[float] = []
+            # Who spends the CPU, per upstream read (Linux: /proc), direct and via the tap.
+            who = {"upstream": upstream.pid, "client": None}
+            forwarders = _children(tap.pid)
+            cpu: dict[str, list[float]] = {}
             for _ in range(FIREHOSE_REPEATS):  # interleaved: a busy moment hits both alike
+                before = _cpu(who)
                 t, size = _firehose_seconds(direct, frames)
                 directs.append(t)
+                _add(cpu, "direct", _cpu(who), before)
+                tapping = who | {"forwarder": forwarders[0] if forwarders else None}
+                tapping["recording"] = tap.pid
+                before = _cpu(tapping)
                 t, size_tap = _firehose_seconds(tapped, frames)
                 streamed = time.perf_counter()
                 taps.append(t)
@@ -245,7 +290,18 @@ def measure(quick: bool = False) -> list[Row]:
                 at, line = recorded.wait(exchanges)
                 assert (line["outcome"], line["frames"]) == ("completed", frames + 1), line
                 behind.append(max(0.0, at - streamed))
+                _add(cpu, "via tap", _cpu(tapping), before)
             t_direct, t_tap = statistics.median(directs), statistics.median(taps)
+            reads = frames / FIREHOSE_CHUNK_FRAMES
+            for run in ("direct", "via tap"):
+                spent = [
+                    f"{name} {statistics.median(v) / reads * 1e6:.1f}"
+                    for key, v in cpu.items()
+                    if key.startswith(run + ":")
+                    for name in [key.split(":", 1)[1]]
+                ]
+                if spent:
+                    rows.append(info(fh, f"CPU per read {run} (µs)", " / ".join(spent)))
             rows.append(info(fh, "direct", f"{size / t_direct / 1e6:.1f} MB/s"))
             rows.append(info(fh, "via tap", f"{size / t_tap / 1e6:.1f} MB/s"))
             rows.append(
