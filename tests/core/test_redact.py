@@ -129,7 +129,7 @@ def test_the_secrets_of_a_request() -> None:
     for name in ("authorization", "proxy-authorization", "x-api-key", "x-goog-api-key",
                  "api-key", "cookie", "set-cookie"):  # fmt: skip
         assert name in SECRET_HEADERS
-    for key in ("key", "api_key", "apikey", "token", "access_token"):
+    for key in ("key", "api_key", "api-key", "apikey", "token", "access_token"):
         assert key in SECRET_QUERY_KEYS
 
 

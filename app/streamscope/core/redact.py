@@ -10,7 +10,7 @@ frames' lengths and read boundaries. What the user sees live is not scrubbed; wh
 is.
 
 Masked by name: ``Authorization``, ``Proxy-Authorization``, ``x-api-key``, ``x-goog-api-key``,
-``api-key``, ``Cookie`` and ``Set-Cookie`` headers, and ``key=`` (also ``api_key=``,
+``api-key``, ``Cookie`` and ``Set-Cookie`` headers, and ``key=`` (also ``api_key=``, ``api-key=``,
 ``token=`` …) query parameters.
 """
 
@@ -35,7 +35,7 @@ SECRET_HEADERS = frozenset(
         "set-cookie",
     }
 )
-SECRET_QUERY_KEYS = frozenset({"key", "api_key", "apikey", "token", "access_token"})
+SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "token", "access_token"})
 
 MIN_SECRET = 8
 """Shorter values are not treated as secrets (masking them would mangle ordinary text)."""

@@ -40,17 +40,22 @@ from streamscope.core.wire.dialects.base import RequestSpec
 __all__ = ["RELEASE_AFTER_S", "CaptureRecorder", "end_from_turn", "redact_request"]
 
 RELEASE_AFTER_S = 0.25
+"""When the stream has been quiet this long, reads held back (they might end in the start of
+a secret) are written anyway, all but that start: what arrived a second ago is on disk."""
 
 MAX_PENDING = 1024 * 1024
 """Bytes of reads queued for the writer thread at most: past this a new read waits for the
 writer (a flood faster than the disk or the scrubber must not pile up in memory)."""
-"""When the stream has been quiet this long, reads held back (they might end in the start of
-a secret) are written anyway, all but that start: what arrived a second ago is on disk."""
 
 
-def redact_request(spec: RequestSpec, body: bytes, scrubber: Scrubber) -> CaptureRequest:
-    """The request as the client sends it (its default headers included), redacted."""
+def redact_request(
+    spec: RequestSpec, body: bytes, scrubber: Scrubber, *, client_defaults: bool = True
+) -> CaptureRequest:
+    """The request as the client sends it (``client_defaults``: with the headers our client
+    adds — another app's request, through the tap, is recorded with its own only), redacted."""
     headers = {"accept-encoding": "identity", "content-type": "application/json"}
+    if not client_defaults:
+        headers = {}
     headers.update(spec.headers)
     return CaptureRequest(
         spec.method,
@@ -74,9 +79,12 @@ class CaptureRecorder(TurnObserver):
         app_version: str = __version__,
         keep_reads: bool = True,
         secrets: tuple[str, ...] = (),
+        client_defaults: bool = True,
     ) -> None:
-        """``secrets``: more to mask than the request's own (a proxy password)."""
+        """``secrets``: more to mask than the request's own (a proxy password);
+        ``client_defaults``: see :func:`redact_request`."""
         self._secrets = secrets
+        self._client_defaults = client_defaults
         self.capture = Capture(dialect, app_version=app_version, created=now_iso())
         self.path = path
         self.keep_reads = keep_reads or path is None
@@ -98,7 +106,9 @@ class CaptureRecorder(TurnObserver):
         self.scrubber = Scrubber.for_request(spec.headers, spec.url, extra=self._secrets)
         self._stream = self.scrubber.stream()
         LOG_FILTER.learn(self.scrubber.secrets)
-        self.capture.request = redact_request(spec, body, self.scrubber)
+        self.capture.request = redact_request(
+            spec, body, self.scrubber, client_defaults=self._client_defaults
+        )
 
     def response_started(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
         masked = self.scrubber.headers(headers)

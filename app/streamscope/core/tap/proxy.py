@@ -201,6 +201,7 @@ class TapRecorder:
                 path=capture_path,
                 keep_reads=False,
                 secrets=(password,) if password else (),
+                client_defaults=False,  # (the request as the other app sent it)
             )
         watcher = self.listener.exchange_started(exchange) if self.listener else None
         run.observer = MultiObserver(*(o for o in (run.recorder, watcher) if o is not None))

@@ -1,0 +1,430 @@
+"""The tap's recording half alone: the forwarder's messages in, exchanges out — each outcome,
+reason, count and timing pinned, with the clock the messages carry (no processes, no
+sockets; the end-to-end tests in tests/e2e/test_tap.py run the whole tap)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from typing import Any
+
+import pytest
+
+from streamscope.core.capture.files import CaptureStore
+from streamscope.core.capture.format import read_capture
+from streamscope.core.net.client import MAX_ERROR_BODY
+from streamscope.core.net.options import ProxyOptions, TLSOptions
+from streamscope.core.tap.proxy import ExchangeResult, TapExchange, TapRecorder
+from streamscope.core.turn.observer import TurnObserver
+from streamscope.core.turn.outcome import StreamEnd
+from streamscope.core.turn.pipeline import PipelineUpdate
+
+UP = "https://api.example.test/v1"
+CHAT = "/v1/chat/completions"
+SSE = [("content-type", "text/event-stream")]
+KEY = "sk-proj-RECORDERCANARY0123456789"
+
+
+def frame(text: str) -> bytes:
+    return b'data: {"choices":[{"index":0,"delta":{"content":"' + text.encode() + b'"}}]}\n\n'
+
+
+STOP = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+DONE = b"data: [DONE]\n\n"
+
+
+class Listener:
+    def __init__(self, observer: TurnObserver | None = None) -> None:
+        self.started: list[TapExchange] = []
+        self.results: list[ExchangeResult] = []
+        self.observer = observer
+
+    def exchange_started(self, exchange: TapExchange) -> TurnObserver | None:
+        self.started.append(exchange)
+        return self.observer
+
+    def exchange_finished(self, result: ExchangeResult) -> None:
+        self.results.append(result)
+
+
+def run(
+    messages: list[tuple[Any, ...]], *, dialect: str = "auto", observer: TurnObserver | None = None
+) -> tuple[Listener, TapRecorder]:
+    listener = Listener(observer)
+    recorder = TapRecorder(UP, dialect=dialect, listener=listener)
+    for message in messages:
+        recorder.handle(message)
+    return listener, recorder
+
+
+def start(
+    xid: int = 1,
+    *,
+    path: str = CHAT,
+    query: str = "",
+    headers: list[tuple[str, str]] | None = None,
+    body: bytes = b'{"model":"m","stream":true}',
+    t: float = 100.0,
+) -> tuple[Any, ...]:
+    return ("start", xid, "POST", path, query, headers or [], body, t)
+
+
+def one(messages: list[tuple[Any, ...]], **kw: Any) -> dict[str, Any]:
+    listener, _recorder = run(messages, **kw)
+    [result] = listener.results
+    return result.to_json()
+
+
+def test_a_stream_with_its_terminal_signal_is_completed_with_exact_counts() -> None:
+    reads = [frame("Hel"), frame("lo") + STOP, DONE]
+    got = one(
+        [
+            start(),
+            ("head", 1, 200, SSE, 100.050),
+            ("read", 1, reads[0], 100.100),
+            ("read", 1, reads[1], 100.200),
+            ("read", 1, reads[2], 100.300),
+            ("end", 1, "eof", "", 100.400, False),
+        ]
+    )
+    assert got == {
+        "id": 1,
+        "method": "POST",
+        "path": CHAT,
+        "status": 200,
+        "outcome": "completed",
+        "reason": "[DONE] received (finish_reason=stop)",
+        "dialect": "openai",
+        "frames": 4,
+        "bytes": sum(map(len, reads)),
+        "ttft_ms": 100.0,
+        "duration_ms": 400.0,
+        "capture": None,
+    }
+
+
+def test_the_request_is_mapped_onto_the_upstream_and_its_headers_joined() -> None:
+    listener, _ = run(
+        [
+            start(
+                path="/v1/chat/completions",
+                query="api-key=s3cret&x=1",
+                headers=[("x-a", "1"), ("x-a", "2"), ("authorization", f"Bearer {KEY}")],
+            )
+        ]
+    )
+    [ex] = listener.started
+    assert ex.url == "https://api.example.test/v1/chat/completions?api-key=s3cret&x=1"
+    assert ex.headers == {"x-a": "1, 2", "authorization": f"Bearer {KEY}"}
+    assert ex.path == "/v1/chat/completions?api-key=***&x=1"
+    assert (ex.id, ex.method, ex.started, ex.spec.method) == (1, "POST", 100.0, "POST")
+
+
+def test_a_stream_cut_before_its_terminal_signal_is_truncated() -> None:
+    got = one(
+        [
+            start(),
+            ("head", 1, 200, SSE, 100.0),
+            ("read", 1, frame("one") + b'data: {"cho', 100.1),
+            ("end", 1, "broken", "RemoteProtocolError: peer closed", 100.2, False),
+        ]
+    )
+    assert (got["outcome"], got["frames"], got["status"]) == (
+        "truncated",
+        2,
+        200,
+    )  # (+ the cut one)
+    assert got["reason"] == (
+        f"connection broken mid-frame after {len(frame('one')) + 11} B, no [DONE]: "
+        "RemoteProtocolError: peer closed"
+    )
+
+
+def test_a_client_hanging_up_is_cancelled_unless_the_terminal_signal_was_in() -> None:
+    early = one(
+        [
+            start(),
+            ("head", 1, 200, SSE, 100.0),
+            ("read", 1, frame("a"), 100.1),
+            ("end", 1, "cancelled", "", 102.25, False),
+        ]
+    )
+    assert (early["outcome"], early["reason"]) == (
+        "cancelled",
+        "the client closed the connection after 2.2 s",
+    )
+    late = one(
+        [
+            start(),
+            ("head", 1, 200, SSE, 100.0),
+            ("read", 1, frame("a") + STOP + DONE, 100.1),
+            ("end", 1, "cancelled", "", 100.2, False),
+        ]
+    )
+    assert (late["outcome"], late["reason"]) == (
+        "completed",
+        "[DONE] received (finish_reason=stop)",
+    )
+
+
+def test_the_tap_stopping_is_said_as_such_and_stays_said() -> None:
+    listener, recorder = run(
+        [
+            start(1),
+            start(2),
+            ("head", 1, 200, SSE, 100.0),
+            ("end", 1, "cancelled", "", 101.0, True),
+            ("end", 2, "cancelled", "", 103.0, False),
+        ]
+    )
+    assert [r.reason for r in listener.results] == [
+        "the tap stopped after 1.0 s",
+        "the tap stopped after 3.0 s",
+    ]
+    assert [r.outcome for r in listener.results] == ["cancelled", "cancelled"]
+    assert recorder.stopping
+
+
+def test_an_error_status_keeps_its_body_bounded_and_counts_no_frames() -> None:
+    body = b'{"error":{"message":"Rate limit reached","type":"rate_limit"}}'
+    listener, _ = run(
+        [
+            start(),
+            ("head", 1, 429, [("content-type", "application/json"), ("retry-after", "20")], 100.0),
+            ("read", 1, body, 100.1),
+            ("end", 1, "eof", "", 100.2, False),
+        ]
+    )
+    [result] = listener.results
+    assert (result.status, result.outcome, result.frames, result.bytes) == (
+        429,
+        "error",
+        0,
+        len(body),
+    )
+    assert result.reason == "429 rate_limit · Rate limit reached · retry after 20 s"
+    big = b"x" * (MAX_ERROR_BODY + 5000)
+    watcher = Watcher()
+    listener, _ = run(
+        [
+            start(),
+            ("head", 1, 500, [("content-type", "text/plain")], 100.0),
+            ("read", 1, big[:70000], 100.1),
+            ("read", 1, big[70000:], 100.2),
+            ("end", 1, "eof", "", 100.3, False),
+        ],
+        observer=watcher,
+    )
+    [result] = listener.results
+    assert result.bytes == len(big)
+    [end] = watcher.ends
+    assert (end.kind, end.status, end.body) == ("http_error", 500, big[:MAX_ERROR_BODY])
+
+
+def test_an_unreachable_upstream_is_a_502_error_with_its_reason() -> None:
+    got = one([start(), ("end", 1, "connect_error", "ConnectError: refused", 100.5, False)])
+    assert (got["status"], got["outcome"], got["frames"], got["bytes"]) == (502, "error", 0, 0)
+    assert got["reason"] == "could not connect: ConnectError: refused"
+    assert (got["dialect"], got["ttft_ms"], got["duration_ms"]) == (None, None, 500.0)
+
+
+def test_a_plain_json_answer_is_completed_by_its_status() -> None:
+    body = b'{"object":"list","data":[{"id":"m"}]}'
+    got = one(
+        [
+            ("start", 1, "GET", "/v1/models", "", [], b"", 100.0),
+            ("head", 1, 200, [("content-type", "application/json")], 100.01),
+            ("read", 1, body, 100.02),
+            ("end", 1, "eof", "", 100.03, False),
+        ]
+    )
+    assert (got["outcome"], got["frames"], got["dialect"], got["bytes"]) == (
+        "completed",
+        0,
+        None,
+        len(body),
+    )
+    assert got["reason"] == f"HTTP 200, not a stream (application/json, {len(body)} bytes)"
+
+
+def test_a_gzip_body_is_read_decompressed_and_counted_as_sent() -> None:
+    plain = frame("zip") + STOP + DONE
+    packed = gzip.compress(plain)
+    headers = [*SSE, ("content-encoding", "gzip")]
+    listener, _ = run(
+        [
+            start(),
+            ("head", 1, 200, headers, 100.0),
+            ("read", 1, packed[:10], 100.1),
+            ("read", 1, packed[10:], 100.2),
+            ("end", 1, "eof", "", 100.3, False),
+        ]
+    )
+    [result] = listener.results
+    assert (result.outcome, result.frames, result.bytes) == ("completed", 3, len(packed))
+    assert result.turn.text == "zip"
+    assert any("Content-Encoding: gzip" in w for w in result.turn.warnings)
+
+
+def test_exchanges_interleave_without_mixing() -> None:
+    listener, _ = run(
+        [
+            start(1),
+            start(2),
+            ("head", 2, 200, SSE, 100.0),
+            ("head", 1, 200, SSE, 100.0),
+            ("read", 1, frame("one"), 100.1),
+            ("read", 2, frame("two"), 100.1),
+            ("read", 1, STOP + DONE, 100.2),
+            ("end", 1, "eof", "", 100.3, False),
+            ("read", 2, DONE, 100.4),
+            ("end", 2, "eof", "", 100.5, False),
+            ("read", 9, frame("nobody's"), 100.6),  # (an unknown exchange: ignored)
+        ]
+    )
+    assert [(r.exchange.id, r.turn.text, r.outcome) for r in listener.results] == [
+        (1, "one", "completed"),
+        (2, "two", "completed"),
+    ]
+
+
+def test_when_the_forwarder_dies_open_exchanges_are_cut_and_say_so() -> None:
+    listener, recorder = run(
+        [start(1), ("head", 1, 200, SSE, 100.0), ("read", 1, frame("a"), 100.1), start(2)]
+    )
+    recorder.lose_all(101.0, "the tap's forwarding process ended (exit code -9)")
+    assert [(r.outcome, r.reason) for r in listener.results] == [
+        (
+            "truncated",
+            f"connection broken after {len(frame('a'))} B, no [DONE]: "
+            "the tap's forwarding process ended (exit code -9)",
+        ),
+        (
+            "truncated",
+            "connection broken after 0 B, no terminal signal: "
+            "the tap's forwarding process ended (exit code -9)",
+        ),
+    ]
+    assert not recorder.stopping
+    listener, recorder = run([start(1), ("head", 1, 200, SSE, 100.0)])
+    recorder.lose_all(102.0)
+    assert [(r.outcome, r.reason) for r in listener.results] == [
+        ("cancelled", "the tap stopped after 2.0 s")
+    ]
+    assert recorder.stopping
+
+
+class Index:
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, int]] = []
+
+    def add_capture(self, capture_id: str, file_name: str, size: int) -> None:
+        self.rows.append((capture_id, file_name, size))
+
+    def remove_capture(self, capture_id: str) -> None:
+        raise AssertionError("nothing is pruned here")
+
+
+class Watcher(TurnObserver):
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.ends: list[StreamEnd] = []
+
+    def ended(self, end: StreamEnd) -> None:
+        self.ends.append(end)
+
+    def request_started(self, spec: Any, body: bytes, t: float) -> None:
+        self.calls.append(f"request {t}")
+
+    def response_started(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
+        self.calls.append(f"response {status} {t}")
+
+    def read(self, data: bytes, t: float) -> None:
+        self.calls.append(f"read {len(data)} {t}")
+
+    def progressed(self, update: PipelineUpdate, t: float) -> None:
+        self.calls.append(f"progressed {len(update.frames)} {t}")
+
+    def finished(self, turn: Any) -> None:
+        self.calls.append(f"finished {turn.outcome.value}")
+
+
+def test_a_watcher_hears_the_exchange_in_order_with_the_forwarders_times() -> None:
+    watcher = Watcher()
+    run(
+        [
+            start(),
+            ("head", 1, 200, SSE, 100.5),
+            ("read", 1, frame("a"), 100.6),
+            ("read", 1, STOP + DONE, 100.7),
+            ("end", 1, "eof", "", 100.8, False),
+        ],
+        observer=watcher,
+    )
+    assert watcher.calls == [
+        "request 100.0",
+        "response 200 100.5",
+        f"read {len(frame('a'))} 100.6",
+        "progressed 1 100.6",
+        f"read {len(STOP + DONE)} 100.7",
+        "progressed 2 100.7",
+        "finished completed",
+    ]
+
+
+def test_the_capture_is_written_scrubbed_and_indexed_before_the_listener_hears(
+    tmp_path: Any,
+) -> None:
+    index = Index()
+    store = CaptureStore(index=index)
+    listener = Listener()
+    proxy_password = "pr0xy-PASSWORD-canary"
+    proxy = ProxyOptions(mode="http", host="proxy.test", port=3128, password=proxy_password)
+    tls = TLSOptions(proxy=proxy)
+    recorder = TapRecorder(UP, captures=store, listener=listener, tls=tls)
+    # The key echoed back, split across two reads; the proxy's password in a third.
+    echo = frame(f"your key is {KEY}")
+    cut = echo.index(KEY.encode()) + 10
+    reads = [echo[:cut], echo[cut:], frame(f"and {proxy_password}") + STOP + DONE]
+
+    async def main() -> None:
+        for message in [
+            start(headers=[("authorization", f"Bearer {KEY}")]),
+            ("head", 1, 200, SSE, 100.0),
+            ("read", 1, reads[0], 100.1),
+            ("read", 1, reads[1], 100.15),
+            ("read", 1, reads[2], 100.2),
+            ("end", 1, "eof", "", 100.3, False),
+        ]:
+            recorder.handle(message)
+        await recorder.settle(10)
+
+    asyncio.run(main())
+    [result] = listener.results
+    path = result.exchange.capture
+    assert path is not None and path.exists()
+    written = path.read_bytes()
+    capture = read_capture(path)
+    assert capture.end is not None
+    assert (capture.end.outcome, capture.end.reason) == (
+        "completed",
+        "[DONE] received (finish_reason=stop)",
+    )
+    joined = b"".join(reads)
+    masked = joined.replace(KEY.encode(), b"*" * len(KEY))  # (masked in place, same length)
+    masked = masked.replace(proxy_password.encode(), b"*" * len(proxy_password))
+    assert capture.reads.body() == masked
+    assert capture.request is not None  # the other app's request, with its own headers only
+    assert capture.request.headers == (("authorization", "Bearer ***"),)
+    # indexed when begun (size 0), then with its size once written
+    assert index.rows == [(path.stem, path.name, 0), (path.stem, path.name, len(written))]
+
+
+@pytest.mark.parametrize("kind", ["eof", "broken", "cancelled"])
+def test_an_exchange_ends_once(kind: str) -> None:
+    listener, recorder = run(
+        [start(), ("head", 1, 200, SSE, 100.0), ("end", 1, kind, "", 100.1, False)]
+    )
+    recorder.handle(("end", 1, "eof", "", 100.2, False))
+    recorder.lose_all(100.3, "gone")
+    assert len(listener.results) == 1
