@@ -283,6 +283,7 @@ class TapServer:
                 self._command(child.fileno(), sock.fileno()),
                 pass_fds=(child.fileno(), sock.fileno()),
                 stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,  # (ours carries the JSON lines; errors: stderr)
                 start_new_session=True,  # Ctrl-C in a terminal is this process's to handle
             )
         except OSError:
