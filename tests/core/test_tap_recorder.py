@@ -77,7 +77,8 @@ def one(messages: list[tuple[Any, ...]], **kw: Any) -> dict[str, Any]:
 
 def test_a_stream_with_its_terminal_signal_is_completed_with_exact_counts() -> None:
     reads = [frame("Hel"), frame("lo") + STOP, DONE]
-    got = one(
+    watcher = Watcher()
+    listener, _ = run(
         [
             start(),
             ("head", 1, 200, SSE, 100.050),
@@ -85,8 +86,18 @@ def test_a_stream_with_its_terminal_signal_is_completed_with_exact_counts() -> N
             ("read", 1, reads[1], 100.200),
             ("read", 1, reads[2], 100.300),
             ("end", 1, "eof", "", 100.400, False),
-        ]
+        ],
+        observer=watcher,
     )
+    [result] = listener.results
+    turn = result.turn
+    assert (turn.text, turn.status, turn.warnings, turn.dialect) == ("Hello", 200, (), "openai")
+    assert (turn.timings.request_sent, turn.timings.headers) == (100.0, 100.05)
+    assert (turn.timings.first_byte, turn.timings.first_token) == (100.1, 100.1)
+    [end] = watcher.ends
+    assert (end.kind, end.status, end.content_type) == ("eof", 200, "text/event-stream")
+    assert end.elapsed == pytest.approx(0.4)
+    got = result.to_json()
     assert got == {
         "id": 1,
         "method": "POST",
@@ -153,18 +164,21 @@ def test_a_client_hanging_up_is_cancelled_unless_the_terminal_signal_was_in() ->
         "cancelled",
         "the client closed the connection after 2.2 s",
     )
+    watcher = Watcher()
     late = one(
         [
             start(),
             ("head", 1, 200, SSE, 100.0),
             ("read", 1, frame("a") + STOP + DONE, 100.1),
             ("end", 1, "cancelled", "", 100.2, False),
-        ]
+        ],
+        observer=watcher,
     )
     assert (late["outcome"], late["reason"]) == (
         "completed",
         "[DONE] received (finish_reason=stop)",
     )
+    assert [e.kind for e in watcher.ends] == ["eof"]  # (what the capture's end line says)
 
 
 def test_the_tap_stopping_is_said_as_such_and_stays_said() -> None:
@@ -173,29 +187,41 @@ def test_the_tap_stopping_is_said_as_such_and_stays_said() -> None:
             start(1),
             start(2),
             ("head", 1, 200, SSE, 100.0),
+            start(3, t=104.0),
             ("end", 1, "cancelled", "", 101.0, True),
             ("end", 2, "cancelled", "", 103.0, False),
+            ("end", 3, "cancelled", "", 104.0, False),
         ]
     )
     assert [r.reason for r in listener.results] == [
         "the tap stopped after 1.0 s",
         "the tap stopped after 3.0 s",
+        "the tap stopped after 0.0 s",
     ]
-    assert [r.outcome for r in listener.results] == ["cancelled", "cancelled"]
+    assert [r.outcome for r in listener.results] == ["cancelled"] * 3
     assert recorder.stopping
 
 
 def test_an_error_status_keeps_its_body_bounded_and_counts_no_frames() -> None:
     body = b'{"error":{"message":"Rate limit reached","type":"rate_limit"}}'
+    watcher = Watcher()
     listener, _ = run(
         [
             start(),
             ("head", 1, 429, [("content-type", "application/json"), ("retry-after", "20")], 100.0),
             ("read", 1, body, 100.1),
             ("end", 1, "eof", "", 100.2, False),
-        ]
+        ],
+        observer=watcher,
     )
     [result] = listener.results
+    assert result.turn.status == 429
+    assert watcher.calls[-2:] == ["progressed 1 100.2", "finished error"]  # (the body's row)
+    [end] = watcher.ends
+    assert (end.kind, end.body, end.elapsed) == ("http_error", body, pytest.approx(0.2))
+    edge = one([start(), ("head", 1, 400, [], 100.0), ("end", 1, "eof", "", 100.1, False)])
+    assert (edge["status"], edge["outcome"]) == (400, "error")
+    assert edge["reason"] == "400 Bad Request · empty body"
     assert (result.status, result.outcome, result.frames, result.bytes) == (
         429,
         "error",
@@ -222,7 +248,15 @@ def test_an_error_status_keeps_its_body_bounded_and_counts_no_frames() -> None:
 
 
 def test_an_unreachable_upstream_is_a_502_error_with_its_reason() -> None:
-    got = one([start(), ("end", 1, "connect_error", "ConnectError: refused", 100.5, False)])
+    watcher = Watcher()
+    listener, _ = run(
+        [start(), ("end", 1, "connect_error", "ConnectError: refused", 100.5, False)],
+        observer=watcher,
+    )
+    [result] = listener.results
+    assert result.turn.status == 502
+    assert [(e.kind, e.elapsed) for e in watcher.ends] == [("connect_error", 0.5)]
+    got = result.to_json()
     assert (got["status"], got["outcome"], got["frames"], got["bytes"]) == (502, "error", 0, 0)
     assert got["reason"] == "could not connect: ConnectError: refused"
     assert (got["dialect"], got["ttft_ms"], got["duration_ms"]) == (None, None, 500.0)
@@ -245,6 +279,18 @@ def test_a_plain_json_answer_is_completed_by_its_status() -> None:
         len(body),
     )
     assert got["reason"] == f"HTTP 200, not a stream (application/json, {len(body)} bytes)"
+    listener, _ = run(
+        [
+            ("start", 1, "GET", "/v1/models", "", [], b"", 100.0),
+            ("head", 1, 200, [], 100.01),
+            ("end", 1, "eof", "", 100.03, False),
+        ]
+    )
+    [result] = listener.results
+    timings = result.turn.timings
+    assert (timings.request_sent, timings.headers, timings.end) == (100.0, 100.01, 100.03)
+    assert result.turn.status == 200
+    assert result.reason == "HTTP 200, not a stream (no content type, 0 bytes)"
 
 
 def test_a_gzip_body_is_read_decompressed_and_counted_as_sent() -> None:
@@ -416,6 +462,9 @@ def test_the_capture_is_written_scrubbed_and_indexed_before_the_listener_hears(
     assert capture.reads.body() == masked
     assert capture.request is not None  # the other app's request, with its own headers only
     assert capture.request.headers == (("authorization", "Bearer ***"),)
+    assert capture.request.body == b'{"model":"m","stream":true}'
+    assert capture.dialect == "auto"
+    assert result.to_json()["capture"] == str(path)
     # indexed when begun (size 0), then with its size once written
     assert index.rows == [(path.stem, path.name, 0), (path.stem, path.name, len(written))]
 
@@ -428,3 +477,47 @@ def test_an_exchange_ends_once(kind: str) -> None:
     recorder.handle(("end", 1, "eof", "", 100.2, False))
     recorder.lose_all(100.3, "gone")
     assert len(listener.results) == 1
+
+
+def test_a_body_served_as_plain_text_is_read_as_a_stream_and_said_so() -> None:
+    listener, _ = run(
+        [
+            start(),
+            ("head", 1, 200, [("content-type", "text/plain; charset=utf-8")], 100.0),
+            ("read", 1, frame("t") + STOP + DONE, 100.1),
+            ("end", 1, "eof", "", 100.2, False),
+        ]
+    )
+    [result] = listener.results
+    assert (result.outcome, result.frames, result.turn.text) == ("completed", 3, "t")
+    assert result.turn.warnings == (
+        "response has text/plain; charset=utf-8, not text/event-stream; decoded as a stream anyway",
+    )
+
+
+def test_a_body_that_is_not_the_gzip_it_claims_is_shown_raw() -> None:
+    headers = [*SSE, ("content-encoding", "gzip")]
+    listener, _ = run(
+        [
+            start(),
+            ("head", 1, 200, headers, 100.0),
+            ("read", 1, frame("raw") + STOP + DONE, 100.1),
+            ("end", 1, "eof", "", 100.2, False),
+        ]
+    )
+    [result] = listener.results
+    assert (result.outcome, result.turn.text) == ("completed", "raw")
+    assert result.turn.warnings == (
+        "upstream compressed the body (Content-Encoding: gzip); it was passed to the client "
+        "untouched; not decoded",
+    )
+
+
+def test_the_upstream_s_slash_and_a_missing_listener_are_fine() -> None:
+    recorder = TapRecorder(UP + "/")
+    for message in [start(body=b"{}"), ("head", 1, 200, SSE, 100.0), ("read", 1, DONE, 100.1)]:
+        recorder.handle(message)
+    recorder.handle(("end", 1, "eof", "", 100.2, False))
+    listener, _ = run([start(body=b'{"a":1}')])
+    [ex] = listener.started
+    assert (ex.url, ex.body) == ("https://api.example.test/v1/chat/completions", b'{"a":1}')

@@ -230,7 +230,6 @@ class _Run:
         self.frames = 0
         self.decoder: ContentDecoder | None = None
         self.error_body = bytearray()
-        self.ended = False
         self._head: tuple[int, list[tuple[str, str]], float] | None = None
         self._base = StreamEnd("eof")
         self._content_type: str | None = None
@@ -336,9 +335,7 @@ class _Run:
             self.observer.progressed(update, t)
 
     def _finish(self, end: StreamEnd, now: float, streaming: bool | None = None) -> None:
-        if self.ended:
-            return
-        self.ended = True
+        """Once (the recorder forgets a run as it ends it)."""
         self._tell_head()
         obs = self.observer
         pipe = self.pipeline
