@@ -581,17 +581,28 @@ def test_a_slow_recording_never_slows_the_client(upstream: ScriptedUpstream) -> 
     )
 
 
+class _ReadSeen(TurnObserver):
+    def __init__(self) -> None:
+        self.seen = threading.Event()
+
+    def read(self, data: bytes, t: float) -> None:
+        self.seen.set()
+
+
 def test_the_forwarding_process_dying_cuts_its_streams_and_says_so(
     upstream: ScriptedUpstream,
 ) -> None:
     upstream.script.reads = [chat_frame("one")]
     upstream.script.stall = threading.Event()
-    collector = Collector()
+    recorded = _ReadSeen()
+    collector = Collector(recorded)
     tap = tap_for(upstream.url, collector)
     with tap, httpx.Client(timeout=httpx.Timeout(10.0)) as client:
         with client.stream("POST", tap.root_url + CHAT, json=ASK) as response:
             chunks = response.iter_raw()
             assert next(chunks) == chat_frame("one")
+            # (what the child had not handed over yet would die with it: wait for the read)
+            assert recorded.seen.wait(10)
             [child] = tap.forwarder_pids()
             os.kill(child, signal.SIGKILL)
             with pytest.raises(httpx.RemoteProtocolError):  # cut, not a clean end
