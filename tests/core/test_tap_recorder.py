@@ -222,6 +222,20 @@ def test_an_error_status_keeps_its_body_bounded_and_counts_no_frames() -> None:
     edge = one([start(), ("head", 1, 400, [], 100.0), ("end", 1, "eof", "", 100.1, False)])
     assert (edge["status"], edge["outcome"]) == (400, "error")
     assert edge["reason"] == "400 Bad Request · empty body"
+    bad = b'{"error":{"message":"bad field"}}'
+    edge = one(
+        [
+            start(),
+            ("head", 1, 400, [("content-type", "application/json")], 100.0),
+            ("read", 1, bad, 100.05),
+            ("end", 1, "eof", "", 100.1, False),
+        ]
+    )
+    assert (edge["outcome"], edge["reason"], edge["frames"]) == (
+        "error",
+        "400 Bad Request · bad field",
+        0,
+    )
     assert (result.status, result.outcome, result.frames, result.bytes) == (
         429,
         "error",
@@ -235,8 +249,8 @@ def test_an_error_status_keeps_its_body_bounded_and_counts_no_frames() -> None:
         [
             start(),
             ("head", 1, 500, [("content-type", "text/plain")], 100.0),
-            ("read", 1, big[:70000], 100.1),
-            ("read", 1, big[70000:], 100.2),
+            ("read", 1, big[: MAX_ERROR_BODY - 1], 100.1),  # (room for one byte more)
+            ("read", 1, big[MAX_ERROR_BODY - 1 :], 100.2),
             ("end", 1, "eof", "", 100.3, False),
         ],
         observer=watcher,
@@ -289,7 +303,7 @@ def test_a_plain_json_answer_is_completed_by_its_status() -> None:
     [result] = listener.results
     timings = result.turn.timings
     assert (timings.request_sent, timings.headers, timings.end) == (100.0, 100.01, 100.03)
-    assert result.turn.status == 200
+    assert (result.turn.status, result.turn.bytes_received) == (200, 0)
     assert result.reason == "HTTP 200, not a stream (no content type, 0 bytes)"
 
 
@@ -444,6 +458,7 @@ def test_the_capture_is_written_scrubbed_and_indexed_before_the_listener_hears(
         ]:
             recorder.handle(message)
         await recorder.settle(10)
+        assert recorder._delivering == set()  # (each delivery forgotten once made)
 
     asyncio.run(main())
     [result] = listener.results
@@ -521,3 +536,34 @@ def test_the_upstream_s_slash_and_a_missing_listener_are_fine() -> None:
     listener, _ = run([start(body=b'{"a":1}')])
     [ex] = listener.started
     assert (ex.url, ex.body) == ("https://api.example.test/v1/chat/completions", b'{"a":1}')
+
+
+def test_times_are_rounded_to_a_tenth_of_a_millisecond_and_secrets_masked_in_reasons() -> None:
+    got = one(
+        [
+            start(),
+            ("head", 1, 200, SSE, 100.01),
+            ("read", 1, frame("x"), 100.06666),
+            ("read", 1, STOP + DONE, 100.1),
+            ("end", 1, "eof", "", 100.12345, False),
+        ]
+    )
+    assert (got["ttft_ms"], got["duration_ms"]) == (66.7, 123.5)
+    secret = "AIzaSyQUERYSECRET0123456789"
+    got = one(
+        [
+            start(query=f"key={secret}&alt=sse"),
+            (
+                "end",
+                1,
+                "connect_error",
+                f"ConnectError: no route to ...?key={secret}",
+                100.1,
+                False,
+            ),
+        ]
+    )
+    assert got["reason"] == "could not connect: ConnectError: no route to ...?key=" + "*" * len(
+        secret
+    )
+    assert got["path"] == "/v1/chat/completions?key=***&alt=sse"
