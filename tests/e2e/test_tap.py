@@ -642,6 +642,7 @@ def test_the_backlog_for_a_slow_recording_is_bounded(monkeypatch: pytest.MonkeyP
     import asyncio
     import socket
 
+    from streamscope.core.net.messages import receive
     from streamscope.core.tap import forward
 
     monkeypatch.setattr(forward, "BACKLOG_LIMIT", 1_000_000)
@@ -658,7 +659,7 @@ def test_the_backlog_for_a_slow_recording_is_bounded(monkeypatch: pytest.MonkeyP
         waited = not drained.done()  # nobody reads: it must wait
         reader, writer = await asyncio.open_connection(sock=theirs)
         while len(got) < 60:
-            message = await forward.receive(reader)
+            message = await receive(reader)
             assert message is not None
             got.append(message)
         await asyncio.wait_for(drained, 5)

@@ -10,10 +10,11 @@ makes compact batches of what arrives; the parent's observer gets ``request_star
 ``response_started``, ``batch`` (instead of ``read``/``progressed``), ``ended`` and
 ``finished``, in order, on its event loop.
 
-Messages are length-prefixed pickles (both ends are this program, over a private socket
-pair). Cancelling ``run_turn`` asks the child to cancel the turn and waits (briefly) for the
-cancelled Turn with everything read so far. If the child dies, the turn ends as an error that
-keeps the text received so far, and the next turn starts a new child.
+Messages are length-prefixed pickles (:mod:`~streamscope.core.net.messages`: both ends are
+this program, over a private socket pair). Cancelling ``run_turn`` asks the child to cancel
+the turn and waits (briefly) for the cancelled Turn with everything read so far. If the
+child dies, the turn ends as an error that keeps the text received so far, and the next
+turn starts a new child.
 """
 
 from __future__ import annotations
@@ -23,9 +24,7 @@ import contextlib
 import itertools
 import logging
 import os
-import pickle
 import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -34,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from streamscope.core.net.messages import pack, receive
 from streamscope.core.turn.model import ToolCallState, Turn, apply_tool_calls
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import Outcome
@@ -51,7 +51,6 @@ __all__ = ["WORKER_FLAG", "StreamWorker", "WorkerUnavailable", "worker_main"]
 WORKER_FLAG = "--stream-worker"
 """``streamscope --stream-worker FD`` runs the child end (not a user-facing command)."""
 
-_HEADER = struct.Struct("!I")
 SEND_EVERY_S = 0.004
 """The child sends what it has at least this often while a stream flows..."""
 SEND_FRAMES = 256
@@ -64,21 +63,6 @@ _log = logging.getLogger("streamscope.worker")
 
 class WorkerUnavailable(RuntimeError):
     """The worker process could not be started (the caller runs the turn in-process)."""
-
-
-def _pack(message: tuple[Any, ...]) -> bytes:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(data)) + data
-
-
-async def _receive(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
-    try:
-        head = await reader.readexactly(_HEADER.size)
-        (size,) = _HEADER.unpack(head)
-        message: tuple[Any, ...] = pickle.loads(await reader.readexactly(size))
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
-    return message
 
 
 # -- the parent's end -----------------------------------------------------------------------
@@ -170,7 +154,7 @@ class StreamWorker:
         done: asyncio.Future[Turn] = asyncio.get_running_loop().create_future()
         self._turns[turn_id] = _Turn(spec, observer, done, t0=time.monotonic())
         self._writer.write(
-            _pack(
+            pack(
                 (
                     "run",
                     turn_id,
@@ -187,7 +171,7 @@ class StreamWorker:
         except asyncio.CancelledError:
             if not done.done():
                 with contextlib.suppress(ConnectionError, RuntimeError):
-                    self._writer.write(_pack(("cancel", turn_id)))
+                    self._writer.write(pack(("cancel", turn_id)))
                 with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                     await asyncio.wait_for(asyncio.shield(done), CANCEL_GRACE_S)
                 if not done.done():  # the child did not answer in time: end it here
@@ -198,7 +182,7 @@ class StreamWorker:
 
     async def _read_loop(self, reader: asyncio.StreamReader) -> None:
         try:
-            while (message := await _receive(reader)) is not None:
+            while (message := await receive(reader)) is not None:
                 self._dispatch(message)
                 await asyncio.sleep(0)  # let the window paint between messages
         finally:
@@ -300,7 +284,7 @@ class _Forwarder(TurnObserver):
 
     def _send(self, *message: Any) -> None:
         if not self._writer.is_closing():
-            self._writer.write(_pack((message[0], self._id, *message[1:])))
+            self._writer.write(pack((message[0], self._id, *message[1:])))
 
     def _flush(self, *, final: bool = False) -> None:
         if self._later is not None:
@@ -358,7 +342,7 @@ async def _serve(sock: socket.socket) -> None:
             )
         except Exception as exc:  # a bug, not a stream problem: the parent must hear of it
             _log.exception("turn %d failed in the stream worker", turn_id)
-            writer.write(_pack(("failed", turn_id, f"{type(exc).__name__}: {exc}")))
+            writer.write(pack(("failed", turn_id, f"{type(exc).__name__}: {exc}")))
             raise
         finally:
             running.pop(turn_id, None)
@@ -366,7 +350,7 @@ async def _serve(sock: socket.socket) -> None:
                 await writer.drain()
 
     try:
-        while (message := await _receive(reader)) is not None:
+        while (message := await receive(reader)) is not None:
             kind, turn_id, *args = message
             if kind == "run":
                 running[turn_id] = asyncio.ensure_future(run(turn_id, args))

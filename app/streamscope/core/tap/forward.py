@@ -29,9 +29,7 @@ import contextlib
 import contextvars
 import itertools
 import logging
-import pickle
 import socket
-import struct
 import threading
 import time
 from collections.abc import Callable
@@ -43,6 +41,7 @@ import uvicorn
 
 from streamscope.core.net.client import http_client
 from streamscope.core.net.env_proxy import NetworkSettingError
+from streamscope.core.net.messages import pack, receive_blocking
 from streamscope.core.net.options import TLSOptions
 
 __all__ = [
@@ -55,8 +54,6 @@ __all__ = [
     "forwarder_main",
     "install_log_filter",
     "make_uvicorn",
-    "pack",
-    "receive",
     "upstream_url",
 ]
 
@@ -371,47 +368,8 @@ def make_uvicorn(app: Forwarder, *, log_config: bool = False) -> _Uvicorn:
 
 # -- the child process ------------------------------------------------------------------------
 
-_HEADER = struct.Struct("!I")
 _CLOSE_TIMEOUT = 10.0
 """How long a stopping child may take to hand over the messages still queued."""
-
-
-def pack(message: tuple[Any, ...]) -> bytes:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(data)) + data
-
-
-async def receive(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
-    """The next message, or ``None`` once the other end has gone."""
-    try:
-        head = await reader.readexactly(_HEADER.size)
-        (size,) = _HEADER.unpack(head)
-        message: tuple[Any, ...] = pickle.loads(await reader.readexactly(size))
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
-    return message
-
-
-def _recv_exactly(sock: socket.socket, size: int) -> bytes | None:
-    data = bytearray()
-    while len(data) < size:
-        try:
-            part = sock.recv(size - len(data))
-        except OSError:
-            return None
-        if not part:
-            return None
-        data += part
-    return bytes(data)
-
-
-def _recv_message(sock: socket.socket) -> tuple[Any, ...] | None:
-    """The next message on a blocking socket, or ``None`` once the other end has gone."""
-    head = _recv_exactly(sock, _HEADER.size)
-    if head is None:
-        return None
-    data = _recv_exactly(sock, _HEADER.unpack(head)[0])
-    return None if data is None else pickle.loads(data)
 
 
 class _Sender:
@@ -488,7 +446,7 @@ class _Sender:
 
 
 async def _serve_child(control: socket.socket, listener: socket.socket) -> None:
-    config = _recv_message(control)
+    config = receive_blocking(control)
     if config is None or config[0] != "config":
         return
     _kind, upstream, tls, log_config = config
@@ -502,7 +460,7 @@ async def _serve_child(control: socket.socket, listener: socket.socket) -> None:
         server.should_exit = True
 
     def parent_says_stop() -> None:
-        while (message := _recv_message(control)) is not None and message[0] != "stop":
+        while (message := receive_blocking(control)) is not None and message[0] != "stop":
             pass
         with contextlib.suppress(RuntimeError):  # (the loop has closed)
             loop.call_soon_threadsafe(stop)  # asked to, or the parent has gone

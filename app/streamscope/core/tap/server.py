@@ -31,15 +31,9 @@ from types import TracebackType
 from urllib.parse import urlsplit
 
 from streamscope.core.capture.files import CaptureStore
+from streamscope.core.net.messages import pack, receive
 from streamscope.core.net.options import TLSOptions
-from streamscope.core.tap.forward import (
-    FORWARDER_FLAG,
-    Forwarder,
-    check_upstream,
-    make_uvicorn,
-    pack,
-    receive,
-)
+from streamscope.core.tap.forward import FORWARDER_FLAG, Forwarder, check_upstream, make_uvicorn
 from streamscope.core.tap.proxy import TapListener, TapRecorder
 from streamscope.listen import bind_nodelay
 
