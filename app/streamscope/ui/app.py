@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 from streamscope import APP_ID, __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.store.database import Store
 
@@ -121,6 +123,43 @@ def paint_now(window: QWidget, timeout_ms: int = 1000) -> bool:
     loop.exec()
     window.removeEventFilter(waiter)
     return waiter.painted
+
+
+class _AfterPaint(QObject):
+    """Calls ``callback`` (from the event loop) once the watched window has painted, or once
+    ``timeout_ms`` have passed without a paint (a window minimized or not on screen)."""
+
+    def __init__(self, window: QWidget, callback: Callable[[], object], timeout_ms: int) -> None:
+        super().__init__(window)
+        self._window = window
+        self._callback: Callable[[], object] | None = callback
+        window.installEventFilter(self)
+        QTimer.singleShot(timeout_ms, self, self._call)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self._window.removeEventFilter(self)
+            QTimer.singleShot(0, self, self._call)  # (after this paint and its flush)
+        return False
+
+    def _call(self) -> None:
+        if self._callback is None:
+            return  # (painted, then the timeout too)
+        callback, self._callback = self._callback, None
+        self._window.removeEventFilter(self)
+        callback()
+        self.deleteLater()
+
+
+def call_after_paint(
+    window: QWidget, callback: Callable[[], object], timeout_ms: int = 1000
+) -> None:
+    """Call ``callback`` once ``window`` has painted (what it shows is on screen first): at
+    once, from the event loop, for a window that is not shown."""
+    if window.isVisible():
+        _AfterPaint(window, callback, timeout_ms)
+    else:
+        QTimer.singleShot(0, window, callback)
 
 
 def setup_logging() -> None:

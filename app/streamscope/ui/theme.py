@@ -15,28 +15,24 @@ scheme while running) and the text zoom of the chat and the inspector, both pers
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from PySide6.QtCore import QEvent, QObject, QSettings, Qt, Signal
-from PySide6.QtGui import (
-    QAction,
-    QActionGroup,
-    QColor,
-    QFont,
-    QGuiApplication,
-    QKeySequence,
-    QPalette,
-)
+from PySide6.QtCore import QEvent, QObject, QSettings, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
 from streamscope.core import paths
-from streamscope.ui.code_highlight import is_dark, monospace_family
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QAction, QFont
     from PySide6.QtWidgets import QMenu
+
+# This module is imported before the window's first paint (to paint it in the chosen theme):
+# what only the menu, the fonts or the code blocks need is imported where it is used, and so
+# is the ``Qt`` namespace (loading its ~100 enums takes ~25 ms; see apply_saved_theme()).
 
 __all__ = [
     "FILLS",
@@ -50,10 +46,13 @@ __all__ = [
     "apply_theme",
     "colour",
     "contrast",
+    "is_dark",
     "monospace_font",
     "request_scheme",
     "rgba",
+    "save_system_dark",
     "saved_mode",
+    "saved_system_dark",
     "set_text_colour",
     "system_scheme_dark",
     "text_fill",
@@ -115,8 +114,7 @@ PALETTES: dict[bool, dict[QPalette.ColorRole, str]] = {
 _DISABLED_TEXT = {False: "#8c959f", True: "#6e7681"}
 
 
-@dataclass(frozen=True)
-class Swatch:
+class Swatch(NamedTuple):
     """A text colour for each theme and what it is drawn on: the palette role ``on`` with,
     when given, a translucent fill (``#AARRGGBB``) laid over it."""
 
@@ -181,6 +179,11 @@ FILLS: dict[str, tuple[str, str]] = {
     "compare_only": ("#287878ff", "#467878ff"),
     "decode_band": ("#2328a05a", "#2328a05a"),
 }
+
+
+def is_dark(palette: QPalette) -> bool:
+    """Whether the palette is a dark theme."""
+    return palette.color(_R.Window).lightness() < 128
 
 
 def _app_palette() -> QPalette:
@@ -279,6 +282,10 @@ def build_palette(dark: bool) -> QPalette:
 
 def monospace_font() -> QFont:
     """The fixed-pitch family, with no size of its own: it follows the text zoom."""
+    from PySide6.QtGui import QFont
+
+    from streamscope.ui.code_highlight import monospace_family
+
     font = QFont()
     font.setFamilies([monospace_family()])
     font.setStyleHint(QFont.StyleHint.Monospace)
@@ -299,21 +306,49 @@ def saved_mode() -> str:
 def request_scheme(mode: str) -> None:
     """Tell Qt the scheme chosen (Qt 6.8+), so what the platform draws itself (title bars,
     native dialogs) follows; ``system`` withdraws the request (the OS's scheme again)."""
+    from PySide6.QtCore import Qt
+
     schemes = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark}
     hints = QGuiApplication.styleHints()
     if hasattr(hints, "setColorScheme"):
         hints.setColorScheme(schemes.get(mode, Qt.ColorScheme.Unknown))
 
 
+_SCHEME_SEEN = "appearance/system_scheme"
+"""The OS colour scheme the last run saw (``dark``, ``light``; absent: not known)."""
+
+
+def saved_system_dark() -> bool | None:
+    """Whether the OS colour scheme was dark when last asked (``None``: not known)."""
+    return {"dark": True, "light": False}.get(str(_settings().value(_SCHEME_SEEN, "")))
+
+
+def save_system_dark(dark: bool | None) -> None:
+    """Remember the OS colour scheme for the next start's first paint (if it changed)."""
+    value = "" if dark is None else ("dark" if dark else "light")
+    settings = _settings()
+    if str(settings.value(_SCHEME_SEEN, "")) != value:
+        settings.setValue(_SCHEME_SEEN, value)
+
+
 def apply_saved_theme() -> bool:
-    """The theme chosen in View → Theme, before the window is built; whether it is dark."""
+    """The theme chosen in View → Theme, before the window's first paint; whether it is dark.
+
+    ``system`` goes by the OS scheme the last run saw: asking the platform now would load the
+    whole ``Qt`` namespace before the first paint (~25 ms, a tenth of it). The window's
+    :class:`ThemeManager` asks once the frame has painted (a scheme changed since, or a first
+    run where the platform's palette does not match it, is put right then)."""
     mode = saved_mode()
+    if mode == "system":  # (nothing was requested yet: nothing to withdraw)
+        return apply_theme(mode, system_dark=saved_system_dark())
     request_scheme(mode)
-    return apply_theme(mode, system_dark=system_scheme_dark())
+    return apply_theme(mode)
 
 
 def system_scheme_dark() -> bool | None:
     """Whether the OS colour scheme is dark (``None``: the platform does not say)."""
+    from PySide6.QtCore import Qt
+
     scheme = QGuiApplication.styleHints().colorScheme()
     return None if scheme == Qt.ColorScheme.Unknown else scheme == Qt.ColorScheme.Dark
 
@@ -393,7 +428,10 @@ class ThemeManager(QObject):
     def apply(self) -> None:
         """Set the application palette for the current mode (and the OS's scheme)."""
         request_scheme(self._mode)  # (first: withdrawing a request changes what the OS says)
-        self._changed(apply_theme(self._mode, system_dark=self.system_is_dark()))
+        system_dark = self.system_is_dark()
+        if self._mode == "system":
+            save_system_dark(system_dark)  # (the next start paints its frame by it)
+        self._changed(apply_theme(self._mode, system_dark=system_dark))
 
     def _changed(self, dark: bool) -> None:
         self.dark = dark
@@ -442,6 +480,8 @@ class ThemeManager(QObject):
     def add_actions(self, menu: QMenu, window: QWidget, *, zoomed: Sequence[QWidget]) -> None:
         """A Theme submenu and the zoom items (Ctrl+= / Ctrl+- / Ctrl+0, scaling the text of
         ``zoomed``) in ``menu``."""
+        from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+
         for widget in zoomed:
             self.zoom_widget(widget)
         menu.addSeparator()
