@@ -64,9 +64,10 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
     window.build(store=store, captures=captures)
-    instance.listen()
     instance.raiseRequested.connect(window.bring_to_front)
     instance.openRequested.connect(lambda path: window.open_capture(Path(path), speed=None))
+    # (QtNetwork: once the panels have painted; a second start meanwhile waits for it, ≤ 2 s)
+    call_after_paint(window, instance.listen)
     window.closed.connect(closed.set)
     app.aboutToQuit.connect(closed.set)  # e.g. the display went away
     if not window.isVisible():  # closed while it was starting
