@@ -126,28 +126,30 @@ def test_a_capture_dropped_on_the_composer_opens_and_text_still_drops_there(
     assert editor.toPlainText() == "hello"
 
 
-def test_the_drop_filter_does_not_see_every_event_of_the_application(
-    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_drop_filter_does_not_see_every_event_of_the_application(qtbot: QtBot) -> None:
     """Only the window's own events and its QWindow's: a Python filter on the application
     would cost every event (thousands while the window is built)."""
+    from PySide6.QtWidgets import QLineEdit, QVBoxLayout
+
     from streamscope.ui.file_drop import FileDropFilter
 
     seen: list[QObject] = []
-    original = FileDropFilter.eventFilter
 
-    def counting(self: FileDropFilter, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.User:
-            seen.append(watched)
-        return original(self, watched, event)
+    class Counting(FileDropFilter):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.User:
+                seen.append(watched)
+            return super().eventFilter(watched, event)
 
-    monkeypatch.setattr(FileDropFilter, "eventFilter", counting)  # (before it is installed)
-    window = MainWindow()
+    window = QWidget()
     qtbot.addWidget(window)
+    field = QLineEdit(window)
+    QVBoxLayout(window).addWidget(field)
+    Counting(window, lambda _path: None)
     window.show()
     qtbot.waitExposed(window)
     for _ in range(10):
-        QApplication.sendEvent(window.composer.editor.viewport(), QEvent(QEvent.Type.User))
+        QApplication.sendEvent(field, QEvent(QEvent.Type.User))
     assert seen == []
     QApplication.sendEvent(window, QEvent(QEvent.Type.User))
     assert seen == [window]
