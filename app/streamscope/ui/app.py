@@ -42,8 +42,8 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
             print("StreamScope is already running for this profile; brought it to the front.")
         return 0
 
+    from streamscope.ui.first_paint import apply_saved_theme
     from streamscope.ui.main_window import MainWindow
-    from streamscope.ui.theme import apply_saved_theme
 
     apply_saved_theme()  # (the first paint in the chosen theme already)
     window = MainWindow(deferred=True)

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QWidget
 
 from streamscope import __version__
 from streamscope.core import paths
-from streamscope.ui import window_state
 from streamscope.ui.file_drop import install_file_drop
+from streamscope.ui.first_paint import restore_geometry
 from streamscope.ui.resources import app_icon
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ class MainWindow(QMainWindow):
         self.setDockOptions(
             QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
         )
-        window_state.restore_geometry(self)
+        restore_geometry(self)
         starting = QLabel("Starting StreamScope…", self)
         starting.setStyleSheet(
             "qproperty-alignment: AlignCenter; color: palette(placeholder-text);"
@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
         from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QVBoxLayout
 
+        from streamscope.ui import window_state
         from streamscope.ui.chat_controller import ChatController
         from streamscope.ui.chat_view import ChatView
         from streamscope.ui.composer import Composer
@@ -488,6 +489,8 @@ class MainWindow(QMainWindow):
     # -- lifetime ------------------------------------------------------------------------
 
     def save_settings(self) -> None:
+        from streamscope.ui import window_state
+
         window_state.save(self, self.inspector)
 
     def bring_to_front(self) -> None:
