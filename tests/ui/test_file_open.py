@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QMimeData, QPoint, QPointF, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtCore import QCoreApplication, QEvent, QMimeData, QObject, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QWindow
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -43,10 +43,14 @@ def _mime(*paths: str | Path, remote: str | None = None) -> QMimeData:
     return mime
 
 
-def _drag_and_drop(window: QWidget, mime: QMimeData) -> tuple[bool, bool]:
-    """Send a drag-enter then a drop; returns whether each was accepted."""
+def _drag_and_drop(
+    window: QWidget | QWindow, mime: QMimeData, at: QPoint | None = None
+) -> tuple[bool, bool]:
+    """Send a drag-enter then a drop (at ``at``); returns whether each was accepted. Sent to a
+    QWindow, they go where the platform's go: on to the widget under ``at`` (unless taken)."""
+    at = at or QPoint(20, 20)
     enter = QDragEnterEvent(
-        QPoint(20, 20),
+        at,
         Qt.DropAction.CopyAction,
         mime,
         Qt.MouseButton.LeftButton,
@@ -54,7 +58,7 @@ def _drag_and_drop(window: QWidget, mime: QMimeData) -> tuple[bool, bool]:
     )
     QApplication.sendEvent(window, enter)
     drop = QDropEvent(
-        QPointF(20, 20),
+        QPointF(at),
         Qt.DropAction.CopyAction,
         mime,
         Qt.MouseButton.LeftButton,
@@ -102,18 +106,56 @@ def test_a_capture_dropped_on_the_composer_opens_and_text_still_drops_there(
 ) -> None:
     window = MainWindow()
     qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
     opened: list[Path] = []
     monkeypatch.setattr(window, "open_capture", lambda p, speed=None: opened.append(p))
     capture = tmp_path / "turn.sscap"
     write_capture(capture, _capture())
-    viewport = window.composer.editor.viewport()
-    assert _drag_and_drop(viewport, _mime(capture)) == (True, True)
+    editor = window.composer.editor
+    handle = window.windowHandle()  # (what the platform sends a drag to)
+    at = editor.viewport().mapTo(window, editor.viewport().rect().center())
+    assert window.childAt(at) is editor.viewport()
+    assert _drag_and_drop(handle, _mime(capture), at) == (True, True)
     assert opened == [capture]
-    assert window.composer.editor.toPlainText() == ""  # not pasted as the path's text
+    assert editor.toPlainText() == ""  # not pasted as the path's text
     text = QMimeData()
     text.setText("hello")
-    _drag_and_drop(viewport, text)
+    assert _drag_and_drop(handle, text, at) == (True, True)  # the editor takes it
     assert opened == [capture]  # a text drag is the editor's own business
+    assert editor.toPlainText() == "hello"
+
+
+def test_the_drop_filter_does_not_see_every_event_of_the_application(qtbot: QtBot) -> None:
+    """Only the window's own events and its QWindow's: a Python filter on the application
+    would cost every event (thousands while the window is built)."""
+    from PySide6.QtWidgets import QLineEdit, QVBoxLayout
+
+    from streamscope.ui.file_drop import FileDropFilter
+
+    seen: list[QObject] = []
+
+    class Counting(FileDropFilter):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.User:
+                seen.append(watched)
+            return super().eventFilter(watched, event)
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    field = QLineEdit(window)
+    QVBoxLayout(window).addWidget(field)
+    Counting(window, lambda _path: None)
+    window.show()
+    qtbot.waitExposed(window)
+    for _ in range(10):
+        QApplication.sendEvent(field, QEvent(QEvent.Type.User))
+    assert seen == []
+    QApplication.sendEvent(window, QEvent(QEvent.Type.User))
+    assert seen == [window]
+    QApplication.sendEvent(window.windowHandle(), QEvent(QEvent.Type.User))
+    assert seen[1] is window.windowHandle()  # (which hands what it does not use on: window)
+    assert all(o in (window, window.windowHandle()) for o in seen)
 
 
 def test_a_window_still_starting_refuses_drops(qtbot: QtBot, tmp_path: Path) -> None:

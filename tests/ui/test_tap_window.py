@@ -178,3 +178,28 @@ def test_the_header_names_the_model_a_tapped_request_asked_for() -> None:
     assert asked("/v1/embeddings", b"not json") == ""
     assert asked(CHAT, b'{"model": 7}') == ""
     assert asked(CHAT, b"[1]") == ""
+
+
+def test_the_tapped_list_is_built_when_its_dock_is_first_shown(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    """The Tapped dock's list and the tap are not built with the window (cold start): View →
+    Tapped shows the dock with its list, and its button opens the tap's dialog."""
+    from streamscope.ui.tap_panel import TapPanel
+
+    window.show()
+    qtbot.waitExposed(window)
+    assert not isinstance(window.tapped_dock.widget(), TapPanel)
+    assert window._tap is None
+    window.tapped_dock.toggleViewAction().trigger()
+    panel = window.tapped_dock.widget()
+    assert isinstance(panel, TapPanel)
+    assert panel is window.tap_panel and panel.controller is window.tap
+    assert panel.isVisible()
+    assert panel.state.text() == "Tap not running"
+    assert panel.texts() == []
+    panel.open_dialog.click()
+    dialog = window._tap_dialog
+    assert isinstance(dialog, TapDialog)
+    assert dialog.isVisible()
+    dialog.close()

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 import qasync
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QObject, QSettings, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette, QTextFormat
 from PySide6.QtWidgets import QApplication, QStyleFactory
 from pytestqt.qtbot import QtBot
 
 from streamscope.core import paths
-from streamscope.ui import theme
+from streamscope.ui import first_paint, theme
 from streamscope.ui.answer_card import AssistantCard
 from streamscope.ui.code_highlight import CodeStyle, is_dark
 from streamscope.ui.main_window import MainWindow
@@ -122,7 +122,7 @@ def test_no_colour_is_hard_coded_outside_the_theme_module() -> None:
     found = []
     for path in sorted(UI.rglob("*.py")):
         rel = path.relative_to(UI).as_posix()
-        if rel == "theme.py" or rel in allowed:
+        if rel in ("theme.py", "first_paint.py") or rel in allowed:  # (the tables)
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if pattern.search(line):
@@ -299,6 +299,48 @@ def test_the_saved_theme_is_applied_before_the_window_is_built(qapp: QApplicatio
         assert theme.apply_theme("system", system_dark=False) is False
         assert QApplication.palette().color(R.Window).name() == native
     finally:
+        theme.apply_theme("system", system_dark=None)
+
+
+def test_a_start_in_system_mode_paints_by_the_scheme_the_last_run_saw(
+    qapp: QApplication, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the first paint the OS is not asked (that loads the whole ``Qt`` namespace,
+    ~25 ms): the scheme the window saw last is used; the window's ThemeManager asks, puts the
+    palette right if the scheme changed since, and remembers it for the next start."""
+    settings = QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
+    settings.setValue("appearance/theme", "system")
+    settings.sync()
+    asked: list[bool | None] = []
+    os_dark: bool | None = None  # (the offscreen platform: no scheme, a light palette)
+
+    def system_scheme_dark() -> bool | None:
+        asked.append(os_dark)
+        return os_dark
+
+    monkeypatch.setattr(theme, "system_scheme_dark", system_scheme_dark)  # (the window's)
+    monkeypatch.setattr(first_paint, "system_scheme_dark", system_scheme_dark)
+    owner = QObject()
+    try:
+        theme.save_system_dark(True)  # the last run saw a dark OS
+        assert theme.saved_system_dark() is True
+        assert theme.apply_saved_theme() is True
+        assert asked == []
+        assert QApplication.palette().color(R.Window).name() == PALETTES[True][R.Window]
+        # the window asks once its frame has painted: no scheme now, the platform's palette
+        manager = ThemeManager(owner)
+        assert asked == [None]
+        assert manager.dark is False
+        assert QApplication.palette().color(R.Window).name() != PALETTES[True][R.Window]
+        assert theme.saved_system_dark() is None
+        assert theme.apply_saved_theme() is False
+        os_dark = False
+        manager.apply()
+        assert theme.saved_system_dark() is False
+        assert asked == [None, False]
+    finally:
+        del owner
+        theme.save_system_dark(None)
         theme.apply_theme("system", system_dark=None)
 
 

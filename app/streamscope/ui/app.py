@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QApplication, QWidget
 from streamscope import APP_ID, __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.store.database import Store
 
@@ -40,8 +42,8 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
             print("StreamScope is already running for this profile; brought it to the front.")
         return 0
 
+    from streamscope.ui.first_paint import apply_saved_theme
     from streamscope.ui.main_window import MainWindow
-    from streamscope.ui.theme import apply_saved_theme
 
     apply_saved_theme()  # (the first paint in the chosen theme already)
     window = MainWindow(deferred=True)
@@ -62,9 +64,10 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
     window.build(store=store, captures=captures)
-    instance.listen()
     instance.raiseRequested.connect(window.bring_to_front)
     instance.openRequested.connect(lambda path: window.open_capture(Path(path), speed=None))
+    # (QtNetwork: once the panels have painted; a second start meanwhile waits for it, ≤ 2 s)
+    call_after_paint(window, instance.listen)
     window.closed.connect(closed.set)
     app.aboutToQuit.connect(closed.set)  # e.g. the display went away
     if not window.isVisible():  # closed while it was starting
@@ -121,6 +124,43 @@ def paint_now(window: QWidget, timeout_ms: int = 1000) -> bool:
     loop.exec()
     window.removeEventFilter(waiter)
     return waiter.painted
+
+
+class _AfterPaint(QObject):
+    """Calls ``callback`` (from the event loop) once the watched window has painted, or once
+    ``timeout_ms`` have passed without a paint (a window minimized or not on screen)."""
+
+    def __init__(self, window: QWidget, callback: Callable[[], object], timeout_ms: int) -> None:
+        super().__init__(window)
+        self._window = window
+        self._callback: Callable[[], object] | None = callback
+        window.installEventFilter(self)
+        QTimer.singleShot(timeout_ms, self, self._call)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self._window.removeEventFilter(self)
+            QTimer.singleShot(0, self, self._call)  # (after this paint and its flush)
+        return False
+
+    def _call(self) -> None:
+        if self._callback is None:
+            return  # (painted, then the timeout too)
+        callback, self._callback = self._callback, None
+        self._window.removeEventFilter(self)
+        callback()
+        self.deleteLater()
+
+
+def call_after_paint(
+    window: QWidget, callback: Callable[[], object], timeout_ms: int = 1000
+) -> None:
+    """Call ``callback`` once ``window`` has painted (what it shows is on screen first): at
+    once, from the event loop, for a window that is not shown."""
+    if window.isVisible():
+        _AfterPaint(window, callback, timeout_ms)
+    else:
+        QTimer.singleShot(0, window, callback)
 
 
 def setup_logging() -> None:

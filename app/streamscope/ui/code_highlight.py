@@ -7,17 +7,14 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QPalette, QTextCharFormat
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat
+
+from streamscope.ui.theme import is_dark  # (defined with the theme; the code blocks ask it)
 
 if TYPE_CHECKING:
     from pygments.lexer import Lexer
 
 __all__ = ["CodeStyle", "is_dark", "lexer_for", "monospace_family", "warm_up_highlighting"]
-
-
-def is_dark(palette: QPalette) -> bool:
-    """Whether the palette is a dark theme."""
-    return palette.color(QPalette.ColorRole.Window).lightness() < 128
 
 
 def monospace_family() -> str:

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QWidget
 
 from streamscope import __version__
 from streamscope.core import paths
-from streamscope.ui import window_state
 from streamscope.ui.file_drop import install_file_drop
+from streamscope.ui.first_paint import restore_geometry
 from streamscope.ui.resources import app_icon
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from streamscope.core.net.secrets import SecretStore
     from streamscope.core.store.database import Store
     from streamscope.ui.power_tools import PowerTools
+    from streamscope.ui.tap_panel import TapController, TapPanel
 
 
 class MainWindow(QMainWindow):
@@ -62,7 +63,7 @@ class MainWindow(QMainWindow):
         self.setDockOptions(
             QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
         )
-        window_state.restore_geometry(self)
+        restore_geometry(self)
         starting = QLabel("Starting StreamScope…", self)
         starting.setStyleSheet(
             "qproperty-alignment: AlignCenter; color: palette(placeholder-text);"
@@ -79,9 +80,10 @@ class MainWindow(QMainWindow):
         demo_speed: float = 1.0,
     ) -> None:
         """Build the panels, the controller, the menus; restore the layout. Once."""
-        from PySide6.QtCore import Qt, QTimer
+        from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QVBoxLayout
 
+        from streamscope.ui import window_state
         from streamscope.ui.chat_controller import ChatController
         from streamscope.ui.chat_view import ChatView
         from streamscope.ui.composer import Composer
@@ -199,8 +201,10 @@ class MainWindow(QMainWindow):
         self.status.show_message("Ready")
         self._power_tools: PowerTools | None = None
         self.built = True
-        # The Stream menu (power tools) is built right after the first paint.
-        QTimer.singleShot(0, self, lambda: self.power_tools)
+        # The Stream menu (power tools, ~0.1 s to import) is built once the panels have painted.
+        from streamscope.ui.app import call_after_paint
+
+        call_after_paint(self, lambda: self.power_tools)
 
     @property
     def power_tools(self) -> PowerTools:
@@ -333,24 +337,54 @@ class MainWindow(QMainWindow):
         self._help_menu.addAction(about)
 
     def _build_tap(self) -> None:
-        """The Tapped dock (a tab beside Conversations) and its controller."""
-        from streamscope.ui.tap_panel import TapController, TapPanel
-
-        self.tap = TapController(self.inspector, busy=lambda: self.controller.busy, parent=self)
-        self.tap_panel = TapPanel(self.tap, self)
-        self.tap_panel.open_dialog.clicked.connect(self.open_tap_dialog)
+        """The Tapped dock (a tab beside Conversations). Its panel and the tap's controller
+        are built when the dock is first shown or a tap is opened, not with the window."""
+        self._tap: TapController | None = None
+        self._tap_panel: TapPanel | None = None
         self.tapped_dock = self._dock(
-            "Tapped", self.tap_panel, self.dockWidgetArea(self.conversations_dock)
+            "Tapped", QWidget(self), self.dockWidgetArea(self.conversations_dock)
         )
         # Hidden until a tap is opened, then a tab beside Conversations (a tab group from the
         # start would be sized by Qt as one, squeezing Conversations to its minimum width).
         self.tapped_dock.hide()
+        self.tapped_dock.visibilityChanged.connect(self._on_tapped_dock_visibility_changed)
         self.controller.busyChanged.connect(self._on_controller_busy_for_tap)
         self._tap_dialog: QDialog | None = None
+
+    @property
+    def tap(self) -> TapController:
+        """The tap (started from its dialog) and its exchanges; built on first use."""
+        if self._tap is None:
+            from streamscope.ui.tap_panel import TapController
+
+            self._tap = TapController(
+                self.inspector, busy=lambda: self.controller.busy, parent=self
+            )
+        return self._tap
+
+    @property
+    def tap_panel(self) -> TapPanel:
+        """The Tapped dock's list; built when the dock is first shown."""
+        if self._tap_panel is None:
+            from streamscope.ui.tap_panel import TapPanel
+
+            panel = self._tap_panel = TapPanel(self.tap, self)
+            panel.open_dialog.clicked.connect(self.open_tap_dialog)
+            placeholder = self.tapped_dock.widget()
+            self.tapped_dock.setWidget(panel)
+            if placeholder is not None:
+                placeholder.deleteLater()
+        return self._tap_panel
+
+    def _on_tapped_dock_visibility_changed(self, visible: bool) -> None:
+        if visible and self._tap_panel is None:
+            self.tap_panel  # noqa: B018 (built as it is shown)
 
     def open_tap_dialog(self) -> None:
         """Endpoint → Tap another app…: the tap's dialog (one, not modal)."""
         from streamscope.ui.tap_panel import TapDialog
+
+        self.tap_panel  # noqa: B018 (the Tapped list, shown below, lists what the tap takes)
 
         if self._tap_dialog is None:
             endpoints = list(self.endpoint_bar.endpoints.endpoints)
@@ -365,8 +399,8 @@ class MainWindow(QMainWindow):
         self.tapped_dock.raise_()
 
     def _on_controller_busy_for_tap(self, busy: bool) -> None:
-        if busy:  # a chat turn streams into the inspector now
-            self.tap.release_inspector()
+        if busy and self._tap is not None:  # a chat turn streams into the inspector now
+            self._tap.release_inspector()
 
     def _on_endpoint_bar_endpoint_changed(self) -> None:
         ep = self.endpoint_bar.current_endpoint()
@@ -455,6 +489,8 @@ class MainWindow(QMainWindow):
     # -- lifetime ------------------------------------------------------------------------
 
     def save_settings(self) -> None:
+        from streamscope.ui import window_state
+
         window_state.save(self, self.inspector)
 
     def bring_to_front(self) -> None:
@@ -475,6 +511,7 @@ class MainWindow(QMainWindow):
             return
         self.save_settings()
         self.controller.stop()
-        self.tap.stop_and_wait()
+        if self._tap is not None:
+            self._tap.stop_and_wait()
         super().closeEvent(event)
         self.closed.emit()

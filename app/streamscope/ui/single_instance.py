@@ -11,9 +11,6 @@ absolute path>``.
 
 from __future__ import annotations
 
-import getpass
-import hashlib
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +24,9 @@ if TYPE_CHECKING:  # QtNetwork is loaded by listen(), after the window's first p
 
 
 def _server_name() -> str:
+    import getpass  # (loaded after the window's first paint, like json below: only listen()
+    import hashlib  # and a second start need them)
+
     key = f"{getpass.getuser()}\0{paths.home().resolve()}"  # per user and per profile
     digest = hashlib.sha1(key.encode()).hexdigest()[:16]
     return f"streamscope-{digest}"
@@ -123,6 +123,8 @@ def request_line(open_path: Path | None) -> bytes:
     """What a later start sends: ``raise``, or ``open "<absolute path>"`` (JSON: any name)."""
     if open_path is None:
         return b"raise\n"
+    import json
+
     absolute = str(Path(open_path).expanduser().absolute())
     return b"open " + json.dumps(absolute).encode() + b"\n"
 
@@ -131,6 +133,8 @@ def parse_open(line: bytes) -> str | None:
     """The path of an ``open`` request line, or None for anything else (or a relative path)."""
     if not line.startswith(b"open "):
         return None
+    import json
+
     try:
         path = json.loads(line[5:])
     except ValueError:

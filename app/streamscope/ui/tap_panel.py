@@ -393,6 +393,9 @@ class TapPanel(QWidget):
         self.view.clicked.connect(self._on_clicked)
         self.view.activated.connect(self._on_clicked)
         self._show_state()
+        for item in controller.exchanges:  # (the window builds this list when it is shown)
+            self._on_added(item)
+            self._on_changed(item)
 
     def _show_state(self) -> None:
         c = self.controller

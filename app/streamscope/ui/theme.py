@@ -15,28 +15,36 @@ scheme while running) and the text zoom of the chat and the inspector, both pers
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from PySide6.QtCore import QEvent, QObject, QSettings, Qt, Signal
-from PySide6.QtGui import (
-    QAction,
-    QActionGroup,
-    QColor,
-    QFont,
-    QGuiApplication,
-    QKeySequence,
-    QPalette,
-)
+from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
-from streamscope.core import paths
-from streamscope.ui.code_highlight import is_dark, monospace_family
+from streamscope.ui.first_paint import (
+    MODES,
+    PALETTES,
+    apply_saved_theme,
+    apply_theme,
+    build_palette,
+    is_dark,
+    request_scheme,
+    save_system_dark,
+    saved_mode,
+    saved_system_dark,
+    system_scheme_dark,
+)
+from streamscope.ui.first_paint import window_settings as _settings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QAction, QFont
     from PySide6.QtWidgets import QMenu
+
+# The palettes and applying the saved theme before the first paint: ui/first_paint.py (small,
+# re-exported here). What only the menu or the fonts need is imported where it is used.
 
 __all__ = [
     "FILLS",
@@ -48,75 +56,25 @@ __all__ = [
     "ThemeManager",
     "apply_saved_theme",
     "apply_theme",
+    "build_palette",
     "colour",
     "contrast",
+    "is_dark",
     "monospace_font",
     "request_scheme",
     "rgba",
+    "save_system_dark",
     "saved_mode",
+    "saved_system_dark",
     "set_text_colour",
     "system_scheme_dark",
     "text_fill",
 ]
 
-MODES = ("system", "light", "dark")
-"""The themes the View menu offers; ``system`` (the default) follows the OS."""
-
 _R = QPalette.ColorRole
 
-PALETTES: dict[bool, dict[QPalette.ColorRole, str]] = {
-    # dark?: role -> colour (used whenever the OS palette does not match the chosen theme)
-    False: {
-        _R.Window: "#f6f8fa",
-        _R.WindowText: "#1f2328",
-        _R.Base: "#ffffff",
-        _R.AlternateBase: "#f0f2f5",
-        _R.Text: "#1f2328",
-        _R.PlaceholderText: "#59636e",
-        _R.Button: "#eef1f4",
-        _R.ButtonText: "#1f2328",
-        _R.BrightText: "#ffffff",
-        _R.Highlight: "#0969da",
-        _R.HighlightedText: "#ffffff",
-        _R.ToolTipBase: "#ffffff",
-        _R.ToolTipText: "#1f2328",
-        _R.Link: "#0969da",
-        _R.LinkVisited: "#8250df",
-        _R.Light: "#ffffff",
-        _R.Midlight: "#e6e9ed",
-        _R.Mid: "#c8ced5",
-        _R.Dark: "#8c959f",
-        _R.Shadow: "#57606a",
-    },
-    True: {
-        _R.Window: "#1f2329",
-        _R.WindowText: "#e6edf3",
-        _R.Base: "#161b22",
-        _R.AlternateBase: "#1c2128",
-        _R.Text: "#e6edf3",
-        _R.PlaceholderText: "#9198a1",
-        _R.Button: "#2a3038",
-        _R.ButtonText: "#e6edf3",
-        _R.BrightText: "#ffffff",
-        _R.Highlight: "#1f6feb",
-        _R.HighlightedText: "#ffffff",
-        _R.ToolTipBase: "#2a3038",
-        _R.ToolTipText: "#e6edf3",
-        _R.Link: "#58a6ff",
-        _R.LinkVisited: "#bc8cff",
-        _R.Light: "#3d444d",
-        _R.Midlight: "#30363d",
-        _R.Mid: "#262c34",
-        _R.Dark: "#0d1117",
-        _R.Shadow: "#010409",
-    },
-}
 
-_DISABLED_TEXT = {False: "#8c959f", True: "#6e7681"}
-
-
-@dataclass(frozen=True)
-class Swatch:
+class Swatch(NamedTuple):
     """A text colour for each theme and what it is drawn on: the palette role ``on`` with,
     when given, a translucent fill (``#AARRGGBB``) laid over it."""
 
@@ -267,74 +225,17 @@ def contrast(a: QColor, b: QColor) -> float:
     return (la + 0.05) / (lb + 0.05)
 
 
-def build_palette(dark: bool) -> QPalette:
-    """The window's palette for a theme (every group; disabled text dimmed)."""
-    palette = QPalette()
-    for role, value in PALETTES[dark].items():
-        palette.setColor(role, QColor(value))
-    for role in (_R.WindowText, _R.Text, _R.ButtonText):
-        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor(_DISABLED_TEXT[dark]))
-    return palette
-
-
 def monospace_font() -> QFont:
     """The fixed-pitch family, with no size of its own: it follows the text zoom."""
+    from PySide6.QtGui import QFont
+
+    from streamscope.ui.code_highlight import monospace_family
+
     font = QFont()
     font.setFamilies([monospace_family()])
     font.setStyleHint(QFont.StyleHint.Monospace)
     font.setFixedPitch(True)
     return font
-
-
-def _settings() -> QSettings:
-    return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
-
-
-def saved_mode() -> str:
-    """The theme chosen in View → Theme (``system`` until one is)."""
-    mode = str(_settings().value("appearance/theme", "system"))
-    return mode if mode in MODES else "system"
-
-
-def request_scheme(mode: str) -> None:
-    """Tell Qt the scheme chosen (Qt 6.8+), so what the platform draws itself (title bars,
-    native dialogs) follows; ``system`` withdraws the request (the OS's scheme again)."""
-    schemes = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark}
-    hints = QGuiApplication.styleHints()
-    if hasattr(hints, "setColorScheme"):
-        hints.setColorScheme(schemes.get(mode, Qt.ColorScheme.Unknown))
-
-
-def apply_saved_theme() -> bool:
-    """The theme chosen in View → Theme, before the window is built; whether it is dark."""
-    mode = saved_mode()
-    request_scheme(mode)
-    return apply_theme(mode, system_dark=system_scheme_dark())
-
-
-def system_scheme_dark() -> bool | None:
-    """Whether the OS colour scheme is dark (``None``: the platform does not say)."""
-    scheme = QGuiApplication.styleHints().colorScheme()
-    return None if scheme == Qt.ColorScheme.Unknown else scheme == Qt.ColorScheme.Dark
-
-
-def apply_theme(mode: str, *, system_dark: bool | None = None) -> bool:
-    """Give the application the palette of ``mode``; whether it is dark. ``system`` keeps
-    the platform's own palette when it matches the OS scheme (``system_dark``; ``None``: not
-    known, the platform's palette as it is), else uses the table's."""
-    app = QApplication.instance()
-    if not isinstance(app, QApplication):
-        return mode == "dark" or (mode == "system" and bool(system_dark))
-    if mode == "system":
-        app.setPalette(QPalette())  # the platform's own palette, when it fits the scheme
-        native_dark = is_dark(app.palette())
-        if system_dark is None or native_dark == system_dark:
-            return native_dark
-    dark = mode == "dark" or (mode == "system" and bool(system_dark))
-    palette = build_palette(dark)
-    if app.palette() != palette:
-        app.setPalette(palette)
-    return dark
 
 
 ZOOM_STEPS = (70, 80, 90, 100, 110, 125, 150, 175, 200)
@@ -393,7 +294,10 @@ class ThemeManager(QObject):
     def apply(self) -> None:
         """Set the application palette for the current mode (and the OS's scheme)."""
         request_scheme(self._mode)  # (first: withdrawing a request changes what the OS says)
-        self._changed(apply_theme(self._mode, system_dark=self.system_is_dark()))
+        system_dark = self.system_is_dark()
+        if self._mode == "system":
+            save_system_dark(system_dark)  # (the next start paints its frame by it)
+        self._changed(apply_theme(self._mode, system_dark=system_dark))
 
     def _changed(self, dark: bool) -> None:
         self.dark = dark
@@ -442,6 +346,8 @@ class ThemeManager(QObject):
     def add_actions(self, menu: QMenu, window: QWidget, *, zoomed: Sequence[QWidget]) -> None:
         """A Theme submenu and the zoom items (Ctrl+= / Ctrl+- / Ctrl+0, scaling the text of
         ``zoomed``) in ``menu``."""
+        from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+
         for widget in zoomed:
             self.zoom_widget(widget)
         menu.addSeparator()

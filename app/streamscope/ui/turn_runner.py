@@ -415,17 +415,18 @@ _HTTP_MODULES = (
     "streamscope.core.net.client",
 )
 _KEY_MODULES = ("keyring", "streamscope.core.net.secrets")  # the API key lookup
+_TURN_END_MODULES = ("streamscope.core.verdict",)  # the Verdict tab's checker (~25 ms)
 _warmed: set[bool] = set()
 
 
 def warm_up_network(*, http: bool = True) -> None:
-    """Import what the first send would import on the UI thread (the keyring and, unless
-    the stream worker reads the stream, the HTTP stack: ~60 ms) in a background thread,
-    once. Imports only: no Qt, no sockets, no keyring access."""
+    """Import what the first send would import on the UI thread (the keyring, the verdict's
+    checker and, unless the stream worker reads the stream, the HTTP stack: ~60 ms) in a
+    background thread, once. Imports only: no Qt, no sockets, no keyring access."""
     if http in _warmed:
         return
     _warmed.add(http)
-    names = (*_KEY_MODULES, *_HTTP_MODULES) if http else _KEY_MODULES
+    names = (*_KEY_MODULES, *_TURN_END_MODULES, *(_HTTP_MODULES if http else ()))
 
     def load() -> None:
         for name in names:

@@ -6,16 +6,18 @@ The chat column comes first: a restored layout that would leave it narrower than
 :data:`CHAT_MIN_WIDTH` is dropped for the default one, and while the window is resized the
 inspector (then the conversation list) gives way before the chat does (:class:`ChatRoom`).
 
-Imported before the first paint (the frame restores its geometry), so QtCore only at the top.
+The geometry is restored before the first paint, by :mod:`~streamscope.ui.first_paint`
+(re-exported here); this module loads with the panels.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings
+from PySide6.QtCore import QByteArray, QEvent, QObject
 
-from streamscope.core import paths
+from streamscope.ui.first_paint import restore_geometry
+from streamscope.ui.first_paint import window_settings as _settings
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
@@ -38,18 +40,6 @@ make room for a dock that can still give way."""
 
 DEFAULT_CONVERSATIONS_WIDTH = 200
 DEFAULT_INSPECTOR_WIDTH = 520
-
-
-def _settings() -> QSettings:
-    return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
-
-
-def restore_geometry(window: QMainWindow) -> None:
-    geometry = _settings().value("geometry")
-    if isinstance(geometry, QByteArray):
-        window.restoreGeometry(geometry)
-    else:
-        window.resize(1360, 860)
 
 
 class ChatRoom(QObject):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from PySide6.QtCore import Qt, Signal
@@ -35,8 +35,10 @@ from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.turn.progress import Progress
-from streamscope.core.verdict import Finding, Linter, diagnosis
 from streamscope.ui.paint_clock import PaintClock, default_clock
+
+if TYPE_CHECKING:  # the checker is loaded by the first turn it checks, not with the window
+    from streamscope.core.verdict import Finding, Linter
 
 __all__ = ["VerdictPanel", "end_of"]
 
@@ -210,6 +212,10 @@ class VerdictPanel(QWidget):
 
     def diagnosis(self) -> str:
         """ "2 spec errors · buffered by a proxy" ("" when there is nothing to say)."""
+        if not self.findings:
+            return ""
+        from streamscope.core.verdict import diagnosis
+
         return diagnosis(self.findings)
 
     # -- internals ------------------------------------------------------------------------------
@@ -277,6 +283,8 @@ class VerdictPanel(QWidget):
 
     def _linter(self) -> Linter:
         if self.linter is None:
+            from streamscope.core.verdict import Linter
+
             self.linter = Linter(
                 self._dialect,
                 headers=self._headers,
@@ -316,7 +324,7 @@ class VerdictPanel(QWidget):
                 f"{counts['warning']} warning{'s' if counts['warning'] != 1 else ''} · "
                 f"{counts['info']} note{'s' if counts['info'] != 1 else ''}"
             )
-            words = [w for w in diagnosis(self.findings).split(" · ") if "spec error" not in w]
+            words = [w for w in self.diagnosis().split(" · ") if "spec error" not in w]
             words = [w for w in words if not w.endswith(("warning", "warnings"))]
             if words:
                 text += " — " + ", ".join(words)
