@@ -277,8 +277,9 @@ def measure(quick: bool = False) -> list[Row]:
                 t, size = _firehose_seconds(direct, frames)
                 directs.append(t)
                 _add(cpu, "direct", _cpu(who), before)
-                tapping = who | {"forwarder": forwarders[0] if forwarders else None}
-                tapping["recording"] = tap.pid
+                tapping = who | {"recording": tap.pid}  # (the tap, and its forwarding child)
+                if forwarders:
+                    tapping["forwarder"] = forwarders[0]
                 before = _cpu(tapping)
                 t, size_tap = _firehose_seconds(tapped, frames)
                 streamed = time.perf_counter()
