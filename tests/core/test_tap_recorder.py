@@ -567,3 +567,35 @@ def test_times_are_rounded_to_a_tenth_of_a_millisecond_and_secrets_masked_in_rea
         secret
     )
     assert got["path"] == "/v1/chat/completions?key=***&alt=sse"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (session 5): a key the model echoes across several text deltas is not "
+    "contiguous in the raw bytes, so the byte scrubber cannot see it; the capture keeps it in "
+    "pieces and a replay joins them (the saved answer text is masked, the capture is not)",
+)
+def test_a_key_echoed_across_text_deltas_is_not_in_the_capture(tmp_path: Any) -> None:
+    from streamscope.headless import replay_body
+
+    store = CaptureStore()
+    listener = Listener()
+    recorder = TapRecorder(UP, captures=store, listener=listener)
+    # (a model repeating the key token by token: each piece in a frame of its own)
+    pieces = [KEY[i : i + 5] for i in range(0, len(KEY), 5)]
+    body = b"".join(frame(p) for p in ["your key: ", *pieces]) + STOP + DONE
+
+    async def main() -> None:
+        for message in [
+            start(headers=[("authorization", f"Bearer {KEY}")]),
+            ("head", 1, 200, SSE, 100.0),
+            ("read", 1, body, 100.1),
+            ("end", 1, "eof", "", 100.2, False),
+        ]:
+            recorder.handle(message)
+        await recorder.settle(10)
+
+    asyncio.run(main())
+    [result] = listener.results
+    capture = read_capture(result.exchange.capture)  # type: ignore[arg-type]
+    assert KEY not in replay_body(capture.reads.body(), "openai").text
