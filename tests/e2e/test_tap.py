@@ -596,7 +596,10 @@ def test_the_forwarding_process_dying_cuts_its_streams_and_says_so(
     upstream.script.stall = threading.Event()
     recorded = _ReadSeen()
     collector = Collector(recorded)
-    tap = tap_for(upstream.url, collector)
+    whys: list[str] = []
+    tap = TapServer(
+        upstream.url, port=0, captures=CaptureStore(), listener=collector, died=whys.append
+    )
     with tap, httpx.Client(timeout=httpx.Timeout(10.0)) as client:
         with client.stream("POST", tap.root_url + CHAT, json=ASK) as response:
             chunks = response.iter_raw()
@@ -613,6 +616,7 @@ def test_the_forwarding_process_dying_cuts_its_streams_and_says_so(
         while tap.running and time.monotonic() < deadline:
             time.sleep(0.01)
         assert not tap.running
+    assert whys == ["the tap's forwarding process ended (exit code -9)"]
     assert result.outcome == "truncated"
     assert result.reason == (
         f"connection broken after {len(chat_frame('one'))} B, no [DONE]: "

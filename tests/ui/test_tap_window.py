@@ -203,3 +203,23 @@ def test_the_tapped_list_is_built_when_its_dock_is_first_shown(
     assert isinstance(dialog, TapDialog)
     assert dialog.isVisible()
     dialog.close()
+
+
+def test_a_tap_whose_forwarding_process_dies_says_so(qtbot: QtBot, window: MainWindow) -> None:
+    import os
+    import signal
+
+    with ScriptedUpstream() as upstream:
+        dialog = _start(qtbot, window, upstream.url)
+        server = window.tap.server
+        assert server is not None
+        [child] = server.forwarder_pids()
+        os.kill(child, signal.SIGKILL)
+        qtbot.waitUntil(lambda: not window.tap.running, timeout=10_000)
+        why = "the tap's forwarding process ended (exit code -9)"
+        assert window.tap_panel.state.text() == f"Tap not running: {why}"
+        assert dialog.message.text() == f"The tap stopped: {why}"
+        assert dialog.start_button.text() == "Start"
+        dialog.start_button.click()  # and it starts again
+        qtbot.waitUntil(lambda: window.tap.running, timeout=10_000)
+        assert dialog.message.text().startswith("Listening on ")

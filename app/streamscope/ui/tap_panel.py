@@ -203,6 +203,7 @@ class TapController(QObject):
     exchangeAdded = Signal(object)
     exchangeChanged = Signal(object)
     _startDone = Signal(object, str)  # TapServer | None, error
+    _died = Signal(object, str)  # TapServer, why it stopped serving unasked
 
     def __init__(
         self,
@@ -216,6 +217,7 @@ class TapController(QObject):
         self.busy = busy
         self.server: TapServer | None = None
         self.error = ""
+        self.died = False  # (``error`` says why the running tap stopped, unasked)
         self.upstream = ""
         self.exchanges: list[TappedExchange] = []
         self.shown: TappedExchange | None = None
@@ -225,6 +227,7 @@ class TapController(QObject):
         self._dirty: set[TappedExchange] = set()
         self._bridge: _Bridge | None = None
         self._startDone.connect(self._on_start_done)
+        self._died.connect(self._on_died)
 
     @property
     def running(self) -> bool:
@@ -238,7 +241,7 @@ class TapController(QObject):
         from streamscope.core.capture.files import CaptureStore
         from streamscope.core.tap.server import TapServer
 
-        self.error = ""
+        self.error, self.died = "", False
         self.upstream = upstream
         bridge = self._bridge = _Bridge("auto")
         bridge.started.connect(self._on_started)
@@ -251,6 +254,7 @@ class TapController(QObject):
                 tls=tls or TLSOptions(),
                 captures=CaptureStore(),
                 listener=bridge,
+                died=lambda why: self._died.emit(server, why),
             )
         except ValueError as exc:
             self.error = str(exc)
@@ -268,8 +272,13 @@ class TapController(QObject):
         threading.Thread(target=run, name="tap-start", daemon=True).start()
 
     def _on_start_done(self, server: TapServer | None, error: str) -> None:
-        self.server, self.error = server, error
+        self.server, self.error, self.died = server, error, False
         self.stateChanged.emit()
+
+    def _on_died(self, server: TapServer, why: str) -> None:
+        if server is self.server:  # (not one stopped since, or replaced)
+            self.server, self.error, self.died = None, why, True
+            self.stateChanged.emit()
 
     def stop(self) -> None:
         """Stop the tap (open exchanges end as cancelled), off the UI thread."""
@@ -555,7 +564,8 @@ class TapDialog(QDialog):
         else:
             self.base_url.clear()
             self.env.clear()
-            self.message.setText(f"Could not start: {c.error}" if c.error else "")
+            said = "The tap stopped" if c.died else "Could not start"
+            self.message.setText(f"{said}: {c.error}" if c.error else "")
         self.adjustSize()  # (the message may have grown a line)
 
     def _on_copy_clicked(self) -> None:

@@ -101,7 +101,8 @@ def env_lines(base_root: str, upstream: str) -> list[str]:
 class TapServer:
     """The tap (see the module docstring); ``captures=None`` records nothing.
     ``in_process``: forward in this process too (slower: the default off POSIX, where the
-    listening socket cannot be handed to a child by its descriptor)."""
+    listening socket cannot be handed to a child by its descriptor). ``died``: told (on the
+    tap's thread) why the tap stopped serving when nobody asked it to."""
 
     def __init__(
         self,
@@ -115,6 +116,7 @@ class TapServer:
         listener: TapListener | None = None,
         in_process: bool | None = None,
         command: Callable[[int, int], list[str]] | None = None,
+        died: Callable[[str], None] | None = None,
     ) -> None:
         check_upstream(upstream)
         self.upstream = upstream.rstrip("/")
@@ -133,6 +135,7 @@ class TapServer:
         self._stopping = False
         self._log_config = False
         self._proc: subprocess.Popen[bytes] | None = None
+        self._died = died
 
     @property
     def root_url(self) -> str:
@@ -316,6 +319,8 @@ class TapServer:
             code = await _reap(proc)
             died = None if asked else f"the tap's forwarding process ended (exit code {code})"
             self.recorder.lose_all(time.monotonic(), died)
+            if died is not None and self._died is not None:
+                self._died(died)
 
 
 async def _reap(proc: subprocess.Popen[bytes]) -> int:
