@@ -159,3 +159,35 @@ def test_without_keep_reads_the_reads_go_to_the_file_only(tmp_path: Path) -> Non
         d.replace(KEY.encode(), STARS.encode()) for d in reads
     ]
     assert on_disk.end is not None and on_disk.end.outcome == "completed"
+
+
+@pytest.mark.parametrize("to_file", [True, False])
+def test_a_key_a_chat_answer_spells_out_in_pieces_is_masked_in_the_capture(
+    tmp_path: Path, to_file: bool
+) -> None:
+    """The chat turns' captures (reads kept in memory, and in the file): a key the model
+    repeats token by token is masked piece by piece, each read keeping its length."""
+    pieces = [KEY[i : i + 4] for i in range(0, len(KEY), 4)]
+    reads = [
+        b'data: {"choices":[{"index":0,"delta":{"content":"' + p.encode() + b'"}}]}\n\n'
+        for p in ["key ", *pieces]
+    ]
+    path = tmp_path / "echo.sscap" if to_file else None
+    recorder = CaptureRecorder("openai", path=path)
+    recorder.request_started(_spec(), b"{}", 1.0)
+    recorder.response_started(200, [("content-type", "text/event-stream")], 1.1)
+    for i, data in enumerate(reads):
+        recorder.read(data, 1.2 + i / 100)
+    turn = Turn(text="key " + KEY, outcome=Outcome.TRUNCATED, dialect="openai")
+    recorder.ended(StreamEnd("eof", elapsed=1.0))
+    recorder.finished(turn)
+    capture = recorder.done.result(timeout=10)
+    stars = [b"*" * len(p) for p in pieces]
+    expected = [
+        reads[0],
+        *(r.replace(p.encode(), s) for r, p, s in zip(reads[1:], pieces, stars, strict=True)),
+    ]
+    assert [data for _t, data in capture.reads] == expected
+    if path is not None:
+        assert [data for _t, data in read_capture(path).reads] == expected
+        assert not list(tmp_path.glob(".tmp-*"))  # (written again through a temporary file)

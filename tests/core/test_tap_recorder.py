@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 from typing import Any
 
 import pytest
@@ -569,33 +570,65 @@ def test_times_are_rounded_to_a_tenth_of_a_millisecond_and_secrets_masked_in_rea
     assert got["path"] == "/v1/chat/completions?key=***&alt=sse"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (session 5): a key the model echoes across several text deltas is not "
-    "contiguous in the raw bytes, so the byte scrubber cannot see it; the capture keeps it in "
-    "pieces and a replay joins them (the saved answer text is masked, the capture is not)",
-)
-def test_a_key_echoed_across_text_deltas_is_not_in_the_capture(tmp_path: Any) -> None:
+def jframe(text: str) -> bytes:
+    delta = {"content": text}  # (as json.dumps writes it: "é" as \u00e9, quotes escaped)
+    return b"data: " + json.dumps({"choices": [{"index": 0, "delta": delta}]}).encode() + b"\n\n"
+
+
+def tool_frame(fragment: str) -> bytes:
+    delta = {"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}
+    return b"data: " + json.dumps({"choices": [{"index": 0, "delta": delta}]}).encode() + b"\n\n"
+
+
+def test_a_key_echoed_across_text_deltas_is_masked_in_the_capture() -> None:
+    """A model repeating the key token by token puts it in frames of its own: no byte form of
+    it is in the stream, yet a replay would join the pieces. Each piece is masked in its
+    frame, in place: the reads keep their lengths and times."""
     from streamscope.headless import replay_body
 
     store = CaptureStore()
     listener = Listener()
     recorder = TapRecorder(UP, captures=store, listener=listener)
-    # (a model repeating the key token by token: each piece in a frame of its own)
     pieces = [KEY[i : i + 5] for i in range(0, len(KEY), 5)]
-    body = b"".join(frame(p) for p in ["your key: ", *pieces]) + STOP + DONE
+    text = b"".join(jframe(p) for p in ["your key: ", *pieces, ' (é/"done")'])
+    args = b"".join(tool_frame(p) for p in ['{"key": "', *pieces, '"}'])
+    reads = [text[:50], text[50:], args, STOP + DONE]
 
     async def main() -> None:
-        for message in [
+        messages: list[tuple[Any, ...]] = [
             start(headers=[("authorization", f"Bearer {KEY}")]),
             ("head", 1, 200, SSE, 100.0),
-            ("read", 1, body, 100.1),
-            ("end", 1, "eof", "", 100.2, False),
-        ]:
+        ]
+        messages += [("read", 1, r, 100.1 + i / 10) for i, r in enumerate(reads)]
+        for message in [*messages, ("end", 1, "eof", "", 100.6, False)]:
             recorder.handle(message)
         await recorder.settle(10)
 
     asyncio.run(main())
     [result] = listener.results
     capture = read_capture(result.exchange.capture)  # type: ignore[arg-type]
-    assert KEY not in replay_body(capture.reads.body(), "openai").text
+    assert [len(d) for _t, d in capture.reads] == [len(r) for r in reads]
+    assert [round(t, 6) for t, _d in capture.reads] == [0.1, 0.2, 0.3, 0.4]
+    replayed = replay_body(capture.reads.body(), "openai")
+    stars = "*" * len(KEY)
+    assert replayed.text == f'your key: {stars} (é/"done")'
+    assert [c.arguments for c in replayed.tool_calls] == [f'{{"key": "{stars}"}}']
+    assert (replayed.outcome, capture.end.outcome if capture.end else None) == (
+        result.turn.outcome,
+        "completed",
+    )
+
+
+def test_a_key_echoed_in_one_piece_or_not_at_all_leaves_the_capture_as_written() -> None:
+    from streamscope.core.capture.echoes import echoed_spans
+
+    body = frame("no secret here") + frame(KEY[:10]) + frame("elsewhere") + DONE
+    assert echoed_spans(body, "openai", [KEY]) == []  # (only its start: nothing to mask)
+    assert echoed_spans(body, "openai", []) == []
+    two = frame(KEY[:10]) + frame(KEY[10:])
+    first = len(b'data: {"choices":[{"index":0,"delta":{"content":"')
+    second = len(frame(KEY[:10])) + first
+    assert echoed_spans(two, "openai", [KEY]) == [
+        (first, first + 10),
+        (second, second + len(KEY) - 10),
+    ]

@@ -12,6 +12,7 @@ capture once the last line is written.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -26,10 +27,13 @@ from streamscope.core.capture.format import (
     CaptureEnd,
     CaptureRequest,
     CaptureResponse,
+    ReadLog,
     end_line,
     header_line,
     now_iso,
+    read_capture,
     read_line,
+    write_capture,
 )
 from streamscope.core.redact import LOG_FILTER, Scrubber, StreamScrubber, mask_value, redact_url
 from streamscope.core.turn.model import Turn
@@ -38,6 +42,8 @@ from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.wire.dialects.base import RequestSpec
 
 __all__ = ["RELEASE_AFTER_S", "CaptureRecorder", "end_from_turn", "redact_request"]
+
+_log = logging.getLogger("streamscope.capture")
 
 RELEASE_AFTER_S = 0.25
 """When the stream has been quiet this long, reads held back (they might end in the start of
@@ -96,6 +102,7 @@ class CaptureRecorder(TurnObserver):
         self._t0 = 0.0
         self._end: StreamEnd | None = None
         self._stream: StreamScrubber = self.scrubber.stream()
+        self._echoed: list[str] = []  # secrets the turn's text spelled out (see finished)
         self._queue: queue.SimpleQueue[tuple[Any, ...]] | None = None
         self._fp: IO[bytes] | None = None
 
@@ -126,6 +133,9 @@ class CaptureRecorder(TurnObserver):
     def finished(self, turn: Turn) -> None:
         self.turn = turn
         scrub = self.scrubber
+        said = (turn.text, turn.reasoning, *(call.arguments for call in turn.tool_calls))
+        secrets = (s.decode("utf-8", "replace") for s in scrub.secrets)
+        self._echoed = [s for s in secrets if any(s in text for text in said)]
         end = self._end
         if end is None:
             self.capture.end = end_from_turn(turn, scrub)
@@ -200,9 +210,29 @@ class CaptureRecorder(TurnObserver):
             if self._fp is not None and end is not None:
                 self._fp.write(end_line(end))
             self._close()
+            if self._echoed:
+                self._mask_echoes()
             self.done.set_result(self.capture)
             return True
         return False
+
+    def _mask_echoes(self) -> None:
+        """The turn spelled out a secret in pieces (see :mod:`.echoes`): mask them in the
+        reads kept and in the file, which is written again (through a temporary file)."""
+        from streamscope.core.capture.echoes import echoed_spans, mask_spans
+
+        try:
+            keep = self.keep_reads or self.path is None
+            capture = self.capture if keep else read_capture(self.path)  # type: ignore[arg-type]
+            dialect = (self.turn.dialect if self.turn else None) or capture.dialect
+            spans = echoed_spans(capture.reads.body(), dialect, self._echoed)
+            if not spans:
+                return
+            capture.reads = ReadLog(mask_spans(capture.reads, spans))
+            if self.path is not None:
+                write_capture(self.path, capture)
+        except (OSError, ValueError) as exc:  # (the turn goes on; the log says why)
+            _log.warning("could not mask a secret echoed in pieces: %s", exc)
 
     def _open(self) -> None:
         if self._fp is None and self.path is not None:
