@@ -461,7 +461,8 @@ def test_a_planted_key_goes_upstream_untouched_and_into_no_file(
         data = path.read_bytes()
         decoded = read_capture(path)
         assert decoded.request is not None
-        texts = [data, decoded.reads.body(), decoded.request.body, str(decoded).encode()]
+        replayed = replay_body(decoded.reads.body(), "openai").text.encode()  # (pieces joined)
+        texts = [data, decoded.reads.body(), decoded.request.body, str(decoded).encode(), replayed]
         leaks += [(path.name, form) for form in _forms(KEY) for t in texts if form in t]
     assert leaks == []
     assert not any(form.decode() in result_line for form in _forms(KEY))

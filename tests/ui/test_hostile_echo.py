@@ -33,6 +33,7 @@ from streamscope.core.capture.bundle import write_repro_bundle
 from streamscope.core.net.endpoints import new_endpoint
 from streamscope.core.store.export import conversation_to_json, conversation_to_markdown
 from streamscope.core.turn.model import Turn
+from streamscope.headless import replay_body
 from streamscope.ui.app import open_profile, setup_logging
 from streamscope.ui.main_window import MainWindow
 from support.memory_keyring import MemoryKeyring, installed
@@ -144,12 +145,17 @@ def _files(roots: list[Path]) -> list[tuple[str, bytes]]:
                 with zipfile.ZipFile(path) as z:
                     blobs += [(f"{path}:{n}", z.read(n)) for n in z.namelist()]
             if path.suffix == ".sscap":
+                body = b""
                 for line in data.splitlines():
                     obj = json.loads(line)
                     if "b64" in obj:
+                        body += base64.b64decode(obj["b64"])
                         blobs.append((f"{path}:read", base64.b64decode(obj["b64"])))
                     elif "end" in obj and obj["end"].get("body_b64"):
                         blobs.append((f"{path}:end", base64.b64decode(obj["end"]["body_b64"])))
+                # and what a replay of it would show: pieces spelled out across deltas, joined
+                replayed = replay_body(body, "openai")
+                blobs.append((f"{path}:replayed", replayed.text.encode()))
     return blobs
 
 
