@@ -632,3 +632,51 @@ def test_a_key_echoed_in_one_piece_or_not_at_all_leaves_the_capture_as_written()
         (first, first + 10),
         (second, second + len(KEY) - 10),
     ]
+
+
+def test_echoed_spans_map_each_piece_to_its_bytes_in_any_channel_and_dialect() -> None:
+    from streamscope.core.capture.echoes import echoed_spans, mask_spans
+
+    head = len(b'data: {"choices":[{"index":0,"delta":{"content":"')
+    before, after = frame("say: "), frame("!")
+    body = before + frame(KEY[:10]) + frame(KEY[10:]) + after + frame(KEY[:3]) + frame(KEY[3:])
+    at = len(before)
+    second = at + len(frame(KEY[:10]))
+    again = second + len(frame(KEY[10:])) + len(after)
+    assert (
+        echoed_spans(body, "openai", [KEY])
+        == [
+            (at + head, at + head + 10),
+            (second + head, second + head + len(KEY) - 10),
+            (again + head, again + head + 3),  # (the key spelled out twice: both masked)
+            (again + len(frame(KEY[:3])) + head, again + len(frame(KEY[:3])) + head + len(KEY) - 3),
+        ]
+    )
+    # the pieces inside one frame's text: only the key's characters go
+    mixed = frame(f"x{KEY[:5]}") + frame(f"{KEY[5:]}y")
+    [(a1, b1), (a2, b2)] = echoed_spans(mixed, "openai", [KEY])
+    assert (a1, b1) == (head + 1, head + 6)
+    masked = b"".join(
+        d for _t, d in mask_spans([(0.0, mixed[:40]), (1.0, mixed[40:])], [(a1, b1), (a2, b2)])
+    )
+    assert masked == frame("x" + "*" * 5) + frame("*" * (len(KEY) - 5) + "y")
+
+    # Anthropic: text_delta and input_json_delta pieces, in events of their own
+    def delta(kind: str, field: str, piece: str) -> bytes:
+        payload = {"type": "content_block_delta", "index": 0, "delta": {"type": kind, field: piece}}
+        return b"event: content_block_delta\ndata: " + json.dumps(payload).encode() + b"\n\n"
+
+    anthropic = delta("text_delta", "text", KEY[:8]) + delta("text_delta", "text", KEY[8:])
+    spans = echoed_spans(anthropic, "anthropic", [KEY])
+    assert [b - a for a, b in spans] == [8, len(KEY) - 8]
+    assert b"".join(d for _t, d in mask_spans([(0.0, anthropic)], spans)).count(b"*") == len(KEY)
+
+
+def test_mask_spans_keeps_each_read_and_masks_across_their_edges() -> None:
+    from streamscope.core.capture.echoes import mask_spans
+
+    reads = [(0.5, b"abcd"), (0.75, b"efgh"), (1.0, b"ij")]
+    assert mask_spans(reads, [(2, 6)]) == [(0.5, b"ab**"), (0.75, b"**gh"), (1.0, b"ij")]
+    assert mask_spans(reads, [(4, 4), (8, 10)]) == [(0.5, b"abcd"), (0.75, b"efgh"), (1.0, b"**")]
+    assert mask_spans(reads, [(3, 4)]) == [(0.5, b"abc*"), (0.75, b"efgh"), (1.0, b"ij")]
+    assert mask_spans(reads, []) == reads

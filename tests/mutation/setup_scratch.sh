@@ -46,6 +46,8 @@ else
             tests=(tests/core/test_capture_recorder.py tests/core/test_capture_recorder_values.py) ;;
         core/turn/outcome.py) tests=(tests/core/test_outcome_reasons.py tests/core/test_turn.py) ;;
         core/tap/proxy.py) tests=(tests/core/test_tap_recorder.py) ;;
+        core/capture/echoes.py)
+            tests=(tests/core/test_tap_recorder.py tests/core/test_capture_recorder.py) ;;
         *)
             echo "no test list for $module: name the test files after it" >&2
             exit 2 ;;
