@@ -43,7 +43,8 @@ else
             tests=(tests/core/test_capture_format.py tests/core/test_hostile_files.py
                 tests/core/test_capture.py) ;;
         core/capture/recorder.py)
-            tests=(tests/core/test_capture_recorder.py tests/core/test_capture_recorder_values.py) ;;
+            tests=(tests/core/test_capture_recorder.py tests/core/test_capture_recorder_values.py
+                tests/core/test_tap_recorder.py) ;;
         core/turn/outcome.py) tests=(tests/core/test_outcome_reasons.py tests/core/test_turn.py) ;;
         core/tap/proxy.py) tests=(tests/core/test_tap_recorder.py) ;;
         core/capture/echoes.py)
