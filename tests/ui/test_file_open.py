@@ -79,6 +79,7 @@ def test_openable_paths_keeps_local_captures_and_bundles_in_order(tmp_path: Path
         remote="https://example.com/c.sscap",
     )
     assert openable_paths(mime) == [tmp_path / "b.ZIP", tmp_path / "a.sscap"]
+    assert openable_paths(_mime(tmp_path / "x.har", tmp_path / "x.har.txt")) == [tmp_path / "x.har"]
     text_only = QMimeData()
     text_only.setText("/tmp/x.sscap")
     assert openable_paths(text_only) == []
@@ -99,6 +100,25 @@ def test_dropping_a_capture_on_the_window_opens_it(
     assert opened == []
     assert _drag_and_drop(window, _mime(tmp_path / "notes.txt", capture)) == (True, True)
     assert opened == [(capture, None)]
+
+
+def test_a_dropped_har_file_is_imported(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = MainWindow()
+    qtbot.addWidget(window)
+    opened: list[Path] = []
+    imported: list[Path] = []
+    monkeypatch.setattr(window, "open_capture", lambda p, speed=None: opened.append(p))
+    monkeypatch.setattr(window.files, "import_har", imported.append)
+    har = tmp_path / "session.HAR"
+    har.write_text('{"log": {"version": "1.2", "entries": []}}')
+    assert _drag_and_drop(window, _mime(tmp_path / "notes.txt", har)) == (True, True)
+    assert (imported, opened) == ([har], [])
+    capture = tmp_path / "turn.sscap"
+    write_capture(capture, _capture())
+    assert _drag_and_drop(window, _mime(capture, har)) == (True, True)  # (the first one opens)
+    assert (imported, opened) == ([har], [capture])
 
 
 def test_a_capture_dropped_on_the_composer_opens_and_text_still_drops_there(

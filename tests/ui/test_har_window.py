@@ -125,3 +125,36 @@ def test_export_the_inspected_turn_as_har(
     (entry,) = json.loads(out.read_text())["log"]["entries"]
     assert entry["response"]["content"]["text"].encode() == capture.reads.body()
     assert entry["_streamscope"]["end"]["reason"] == "[DONE] received (finish_reason=stop)"
+
+
+def test_a_har_file_dropped_on_the_window_is_imported(
+    window: MainWindow,
+    aloop: qasync.QEventLoop,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication
+
+    monkeypatch.setattr(QInputDialog, "getItem", staticmethod(lambda *a: (a[3][0], True)))
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(HAR / "chrome.har"))])
+    buttons, mods = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(QPoint(20, 20), Qt.DropAction.CopyAction, mime, buttons, mods)
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(QPoint(20, 20), Qt.DropAction.CopyAction, mime, buttons, mods)
+    QApplication.sendEvent(window, drop)
+    assert drop.isAccepted()
+
+    async def wait() -> Turn | None:
+        assert window.files.opening is not None
+        await window.files.opening
+        return await window.controller.runner.wait()
+
+    turn = aloop.run_until_complete(wait())
+    assert turn is not None
+    assert window.files.har_imported is not None
+    stored = sorted((tmp_path / "captures").glob("*.sscap"))
+    assert len(stored) == len(window.files.har_imported.imported) >= 1

@@ -1,5 +1,6 @@
-"""Drag and drop of captures and repro bundles onto the window: the dropped file opens as if
-chosen with File > Open capture (or given on the command line).
+"""Drag and drop of captures, repro bundles and HAR files onto the window: a capture or bundle
+opens as if chosen with File > Open capture (or given on the command line), a HAR file is
+imported as with File > Import HAR….
 
 An event filter on the main window, so main_window.py only installs it. A drag is accepted
 only when it carries at least one local file with a suffix in :data:`OPENABLE_SUFFIXES` and
@@ -20,8 +21,9 @@ from PySide6.QtCore import QEvent, QMimeData, QObject
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QWindow
 from PySide6.QtWidgets import QWidget
 
-OPENABLE_SUFFIXES: tuple[str, ...] = (".sscap", ".zip")
-"""What a drop opens: captures and repro bundles (the same suffixes the command line takes)."""
+OPENABLE_SUFFIXES: tuple[str, ...] = (".sscap", ".zip", ".har")
+"""What a drop opens: captures and repro bundles (the suffixes the command line takes) and
+HAR files (imported)."""
 
 
 def openable_paths(mime: QMimeData, suffixes: Sequence[str] = OPENABLE_SUFFIXES) -> list[Path]:
@@ -96,9 +98,12 @@ class FileDropFilter(QObject):
 
 
 def install_file_drop(window: QWidget) -> FileDropFilter:
-    """Make ``window`` (the main window) open dropped captures and bundles."""
-    return FileDropFilter(
-        window,
-        lambda path: window.open_capture(path, speed=None),  # type: ignore[attr-defined]
-        ready=lambda: bool(getattr(window, "built", False)),
-    )
+    """Make ``window`` (the main window) open dropped captures and bundles, and import
+    dropped HAR files."""
+
+    def open_file(path: Path) -> object:
+        if path.name.lower().endswith(".har"):
+            return window.files.import_har(path)  # type: ignore[attr-defined]
+        return window.open_capture(path, speed=None)  # type: ignore[attr-defined]
+
+    return FileDropFilter(window, open_file, ready=lambda: bool(getattr(window, "built", False)))
