@@ -1,6 +1,7 @@
 """Messages between this program's own processes (the stream worker, the tap's forwarder and
 the window or CLI that started them): length-prefixed pickles over a private socket pair —
-both ends are this program, so pickle is safe here and nowhere else."""
+both ends are this program, so pickle is safe here and nowhere else — and the command line
+that starts such a helper process."""
 
 from __future__ import annotations
 
@@ -8,11 +9,20 @@ import asyncio
 import pickle
 import socket
 import struct
+import sys
 from typing import Any
 
-__all__ = ["pack", "receive", "receive_blocking"]
+__all__ = ["helper_command", "pack", "receive", "receive_blocking"]
 
 _HEADER = struct.Struct("!I")
+
+
+def helper_command(flag: str, *args: object) -> list[str]:
+    """The command that starts this program as a helper (``flag``: ``--stream-worker``,
+    ``--tap-forwarder``): in a packaged app the executable is StreamScope itself."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, flag, *map(str, args)]
+    return [sys.executable, "-m", "streamscope", flag, *map(str, args)]
 
 
 def pack(message: tuple[Any, ...]) -> bytes:

@@ -26,14 +26,13 @@ import logging
 import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from streamscope.core.net.messages import pack, receive
+from streamscope.core.net.messages import helper_command, pack, receive
 from streamscope.core.turn.model import ToolCallState, Turn, apply_tool_calls
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import Outcome
@@ -264,9 +263,7 @@ class StreamWorker:
 
 
 def _default_command(fd: int) -> list[str]:
-    if getattr(sys, "frozen", False):  # a packaged app: the executable is StreamScope itself
-        return [sys.executable, WORKER_FLAG, str(fd)]
-    return [sys.executable, "-m", "streamscope", WORKER_FLAG, str(fd)]
+    return helper_command(WORKER_FLAG, fd)
 
 
 # -- the child's end ------------------------------------------------------------------------

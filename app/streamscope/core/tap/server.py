@@ -23,7 +23,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from types import TracebackType
 from urllib.parse import urlsplit
 
 from streamscope.core.capture.files import CaptureStore
-from streamscope.core.net.messages import pack, receive
+from streamscope.core.net.messages import helper_command, pack, receive
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.tap.forward import FORWARDER_FLAG, Forwarder, check_upstream, make_uvicorn
 from streamscope.core.tap.proxy import TapListener, TapRecorder
@@ -334,6 +333,4 @@ async def _reap(proc: subprocess.Popen[bytes]) -> int:
 
 
 def _default_command(control: int, listener: int) -> list[str]:
-    if getattr(sys, "frozen", False):  # a packaged app: the executable is StreamScope itself
-        return [sys.executable, FORWARDER_FLAG, str(control), str(listener)]
-    return [sys.executable, "-m", "streamscope", FORWARDER_FLAG, str(control), str(listener)]
+    return helper_command(FORWARDER_FLAG, control, listener)
