@@ -19,6 +19,7 @@ from streamscope.core.net.client import StreamTimeouts, TLSOptions
 from streamscope.core.net.endpoint_store import EndpointSettings, EndpointStore
 from streamscope.core.net.endpoints import DEMO_ID, PRESETS, Endpoint, new_endpoint
 from streamscope.core.net.models_api import ModelListError, models_url, parse_models
+from streamscope.core.wire.context import ContextPolicy
 
 
 def test_paths_follow_streamscope_home_at_call_time(
@@ -91,6 +92,7 @@ def test_json_round_trip() -> None:
         max_tokens=512,
         include_usage=False,
         extra_body={"top_p": 0.9, "drop": None, "nested": {"a": [1, 2]}},
+        context_policy=ContextPolicy("exchanges", 100),
     )
     settings = EndpointSettings.default().with_endpoint(full).select(full.id)
     store = EndpointStore()
@@ -114,6 +116,24 @@ def test_secret_headers_are_blanked_in_the_file() -> None:
     text = store.path.read_text()
     assert "sk-PLANTED-123" not in text
     assert store.load().get(ep.id).extra_headers == {"Authorization": "", "X-Plain": "ok"}
+
+
+def test_the_context_policy_is_saved_and_checked() -> None:
+    store = EndpointStore()
+    ep = replace(new_endpoint("custom"), context_policy=ContextPolicy("budget", 200 * 1024))
+    store.save(EndpointSettings.default().with_endpoint(ep))
+    assert json.loads(store.path.read_text())["endpoints"][1]["context_policy"] == {
+        "kind": "budget",
+        "limit": 204800,
+    }
+    assert store.load().get(ep.id).context_policy == ContextPolicy("budget", 204800)
+    # a file from before the setting existed: the whole conversation
+    assert Endpoint(id="a", name="a").context_policy == ContextPolicy("all", 0)
+    bad = {"endpoints": [{"id": "a", "name": "a", "context_policy": {"kind": "exchanges"}}]}
+    store.path.write_text(json.dumps(bad))
+    store.load()
+    assert store.load_error is not None
+    assert "context_policy: the 'exchanges' policy needs a limit of at least 1" in store.load_error
 
 
 def test_corrupt_file_is_moved_aside_and_defaults_returned() -> None:

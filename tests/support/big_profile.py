@@ -188,7 +188,7 @@ def _turn(text: str, rng: random.Random, *, calls: tuple[ToolCallState, ...] = (
         finish_reason=finish,
         output_tokens=tokens,
         input_tokens=rng.randint(50, 9000),
-        model="demo-markdown",
+        model="demo",
         timings=Timings(),
         events=tokens + 3,
         bytes_received=len(text.encode()) * 3,
@@ -224,7 +224,7 @@ def _conversation(
     conv = store.create_conversation(
         f"{words.sentence(rng.randint(2, 6))[:-1]} #{number}",
         endpoint_name="Built-in demo",
-        model="demo-markdown",
+        model="demo",
     )
     count = 0
     size = 0
@@ -244,14 +244,14 @@ def _conversation(
         regen = bool(regen_every) and i % regen_every == 3 % regen_every
         if regen:  # an earlier answer, kept as an alternative
             first = words.answer(answer_chars // 2)
-            msg = store.begin_assistant_message(conv, parent_id=parent, model="demo-markdown")
+            msg = store.begin_assistant_message(conv, parent_id=parent, model="demo")
             store.finish_assistant_message(msg, _turn(first, rng))
             count += 1
             size += len(first.encode())
             clock.t += 5
         if tools:
             call = ToolCallState(0, f"call_{conv}_{i}", "get_weather", '{"city": "Zürich"}')
-            msg = store.begin_assistant_message(conv, parent_id=parent, model="demo-markdown")
+            msg = store.begin_assistant_message(conv, parent_id=parent, model="demo")
             store.finish_assistant_message(msg, _turn("", rng, calls=(call,)))
             (result,) = store.add_tool_results(
                 conv,
@@ -262,7 +262,7 @@ def _conversation(
             count += 2
             size += 60
         text = words.answer(rng.randint(answer_chars // 2, answer_chars * 3 // 2))
-        msg = store.begin_assistant_message(conv, parent_id=parent, model="demo-markdown")
+        msg = store.begin_assistant_message(conv, parent_id=parent, model="demo")
         store.finish_assistant_message(msg, _turn(text, rng))
         parent = msg
         count += 1

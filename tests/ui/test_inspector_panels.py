@@ -283,8 +283,9 @@ def test_request_tab_shows_the_request_and_never_a_secret(qtbot: QtBot) -> None:
     for batch in batches:
         inspector.add_progress(batch)
     inspector.finish_turn(turn)
-    request, response, body_hex = inspector.request_panel.texts()
+    request, response, body_hex, sent = inspector.request_panel.texts()
     assert body_hex == ""  # a stream: no body of its own
+    assert sent == f"Sent 1 message · body {len(start().body)} B"  # (not built here: counted)
     assert request.startswith("POST https://generativelanguage.example/v1beta/models/")
     assert "alt=sse" in request and "key=***" in request
     assert "Authorization: Bearer ***" in request and "x-api-key: ***" in request

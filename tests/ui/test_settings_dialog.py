@@ -21,6 +21,7 @@ from streamscope.core import paths
 from streamscope.core.net.endpoint_store import EndpointSettings, EndpointStore
 from streamscope.core.net.endpoints import PRESETS, Endpoint, new_endpoint
 from streamscope.core.net.secrets import MEMORY_ONLY_MESSAGE, SERVICE, SecretStore, header_account
+from streamscope.core.wire.context import ContextPolicy
 from streamscope.ui.endpoints_dialog import EndpointsDialog
 from streamscope.ui.settings_dialog import EndpointDialog, demo_scenarios
 from support.memory_keyring import MemoryKeyring, installed
@@ -201,6 +202,7 @@ def test_fields_round_trip_and_validation(qtbot: QtBot, ring: MemoryKeyring) -> 
         idle_timeout=45.0,
         ca_bundle="/tmp/ca.pem",
         extra_headers={"X-A": "1"},
+        context_policy=ContextPolicy("exchanges", 40),
     )
     dialog = make(qtbot, ep)
     assert dialog.endpoint() == ep
@@ -217,6 +219,24 @@ def test_fields_round_trip_and_validation(qtbot: QtBot, ring: MemoryKeyring) -> 
     assert dialog.endpoint().temperature is None and dialog.endpoint().max_tokens is None
     dialog.base_url_edit.setText("ftp://nope")
     assert not ok.isEnabled() and "http://" in dialog.problem.text()
+
+
+def test_the_context_sent_is_set_per_endpoint(qtbot: QtBot, ring: MemoryKeyring) -> None:
+    dialog = make(qtbot, replace(new_endpoint("openai"), context_policy=ContextPolicy()))
+    box = dialog.request_tab.context_box
+    assert box.kind.currentText() == "Whole conversation" and box.number.isHidden()
+    box.kind.setCurrentIndex(box.kind.findData("budget"))
+    assert not box.number.isHidden() and box.number.suffix() == " KB of text"
+    assert dialog.endpoint().context_policy == ContextPolicy("budget", 200 * 1024)
+    box.number.setValue(64)
+    assert dialog.endpoint().context_policy == ContextPolicy("budget", 64 * 1024)
+    box.kind.setCurrentIndex(box.kind.findData("exchanges"))
+    assert box.number.suffix() == " exchanges" and box.number.value() == 50
+    assert dialog.endpoint().context_policy == ContextPolicy("exchanges", 50)
+    box.kind.setCurrentIndex(box.kind.findData("all"))
+    assert dialog.endpoint().context_policy == ContextPolicy() and box.number.isHidden()
+    box.load(ContextPolicy("budget", 300 * 1024))
+    assert (box.kind.currentData(), box.number.value()) == ("budget", 300)
 
 
 def test_fetch_models_fills_the_combo(

@@ -393,9 +393,11 @@ class ChatController(QObject):
         else:
             base_url = endpoint.base_url
         api_key = self._api_key(endpoint)
-        conv = self.history.conversation(
-            system=endpoint.system_prompt or None,
+        # The whole stored conversation (not what the view holds), cut by the policy.
+        conv, cut = self.session.conversation(
+            endpoint.context_policy,
             tools=self._tools(),
+            system=endpoint.system_prompt or None,
             temperature=endpoint.temperature,
             max_tokens=endpoint.max_tokens,
             extra_body=dict(endpoint.extra_body),
@@ -410,6 +412,7 @@ class ChatController(QObject):
             api_key=api_key,
             extra_headers=self._headers(endpoint),
         )
+        spec = replace(spec, context=cut)
         self.runner.start(
             spec, dialect=endpoint.dialect, timeouts=endpoint.timeouts(), tls=self._tls(endpoint)
         )

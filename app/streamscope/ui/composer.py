@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from streamscope.core.wire.context import ContextCut
 from streamscope.ui.shortcuts import native_keys, shortcut
 
 
@@ -80,6 +81,10 @@ class Composer(QWidget):
         banner.addWidget(self.edit_label, 1)
         banner.addWidget(self.cancel_edit_button)
         self.edit_banner.hide()
+        self.context_label = QLabel(self)  # see show_context
+        self.context_label.setWordWrap(True)
+        self.context_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.context_label.hide()
         self.editing = False
         self._draft = ""
         self._has_answer = False
@@ -100,6 +105,7 @@ class Composer(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addWidget(self.edit_banner)
+        layout.addWidget(self.context_label)
         layout.addLayout(row_box)
 
         self.editor.submitted.connect(self._on_submit)
@@ -127,6 +133,20 @@ class Composer(QWidget):
         if running:
             self.regenerate_button.setEnabled(False)
             self.edit_button.setEnabled(False)
+
+    def show_context(self, cut: ContextCut | None) -> None:
+        """Say what the next message sends of the conversation when the endpoint's context
+        policy limits it ("Next message: sending 201 of 728 messages · 402.3 KB — policy: last
+        100 exchanges"); ``None``: the whole conversation goes, nothing to say."""
+        text = f"Next message: {cut.words()}" if cut is not None else ""
+        self.context_label.setText(text)
+        self.context_label.setToolTip(
+            "Set in Endpoint settings → Request → Context sent. A cut falls only between"
+            " exchanges: what is sent opens with one of your messages."
+            if text
+            else ""
+        )
+        self.context_label.setVisible(bool(text))
 
     def set_history(self, *, has_answer: bool) -> None:
         self._has_answer = has_answer

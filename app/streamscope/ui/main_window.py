@@ -406,6 +406,14 @@ class MainWindow(QMainWindow):
         ep = self.endpoint_bar.current_endpoint()
         self.setWindowTitle(f"StreamScope — {ep.name} · {ep.model}")
         self.tls_label.setVisible(not ep.tls_verify)
+        self._show_context()
+
+    def _show_context(self) -> None:
+        """The composer says what the next message sends when the endpoint's policy limits
+        it (the whole stored conversation otherwise: nothing to say)."""
+        policy = self.endpoint_bar.current_endpoint().context_policy
+        session = self.controller.session
+        self.composer.show_context(None if policy.kind == "all" else session.next_cut(policy))
 
     def _update_alternatives(self) -> None:
         """The pagers sit on the answers they page (every step's, kept by the controller),
@@ -451,6 +459,7 @@ class MainWindow(QMainWindow):
     def _on_controller_history_changed(self) -> None:
         self._list_open_conversation()
         self._update_alternatives()
+        self._show_context()
 
     def _list_open_conversation(self) -> None:
         session = self.controller.session

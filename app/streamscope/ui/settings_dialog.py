@@ -36,7 +36,8 @@ from streamscope.core.net.secrets import SecretStore
 from streamscope.core.wire.dialects import dialect_names
 from streamscope.ui.endpoint_key import KeyFields
 from streamscope.ui.endpoint_probe import ClientFactory, DemoBaseUrl, EndpointProbe
-from streamscope.ui.endpoint_tabs import BAD, NOTE, OK, NetworkTab, RequestTab, page_form
+from streamscope.ui.endpoint_request_tab import RequestTab
+from streamscope.ui.endpoint_tabs import BAD, NOTE, OK, NetworkTab, page_form
 from streamscope.ui.theme import set_text_colour
 
 __all__ = ["EndpointDialog", "demo_scenarios"]

@@ -29,6 +29,7 @@ from streamscope.core.net.endpoints import (
 )
 from streamscope.core.net.options import PROXY_MODES
 from streamscope.core.redact import SECRET_QUERY_KEYS
+from streamscope.core.wire.context import ContextPolicy
 from streamscope.core.wire.dialects import dialect_names
 
 __all__ = [
@@ -94,6 +95,7 @@ def endpoint_to_dict(ep: Endpoint) -> dict[str, Any]:
         "max_tokens": ep.max_tokens,
         "include_usage": ep.include_usage,
         "extra_body": dict(ep.extra_body),
+        "context_policy": {"kind": ep.context_policy.kind, "limit": ep.context_policy.limit},
     }
 
 
@@ -149,6 +151,7 @@ def endpoint_from_dict(d: Mapping[str, Any]) -> Endpoint:
     no_proxy = _get(d, "no_proxy", list, [])
     if not all(isinstance(h, str) for h in no_proxy):
         raise EndpointConfigError("no_proxy: expected a list of host names")
+    policy = _context_policy(_get(d, "context_policy", dict, {}))
     return Endpoint(
         id=ep_id,
         name=_get(d, "name", str, ep_id),
@@ -179,7 +182,18 @@ def endpoint_from_dict(d: Mapping[str, Any]) -> Endpoint:
         max_tokens=max_tokens,
         include_usage=_get(d, "include_usage", bool, True),
         extra_body=dict(_get(d, "extra_body", dict, {})),
+        context_policy=policy,
     )
+
+
+def _context_policy(d: Mapping[str, Any]) -> ContextPolicy:
+    """The saved context policy (missing: the whole conversation)."""
+    kind = _get(d, "kind", str, "all")
+    limit = _get(d, "limit", int, 0)
+    try:
+        return ContextPolicy(kind, limit)
+    except ValueError as exc:
+        raise EndpointConfigError(f"context_policy: {exc}") from None
 
 
 # --- the store ---------------------------------------------------------------------------------

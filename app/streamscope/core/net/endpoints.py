@@ -25,6 +25,7 @@ from streamscope.core.net.options import (
     TLSOptions,
 )
 from streamscope.core.redact import SECRET_HEADERS
+from streamscope.core.wire.context import ContextPolicy
 
 __all__ = [
     "DEMO_ID",
@@ -114,6 +115,10 @@ class Endpoint:
     """OpenAI chat: send ``stream_options.include_usage`` (some compatible servers reject it)."""
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     """JSON object merged into each request body (``null`` removes a key)."""
+    context_policy: ContextPolicy = ContextPolicy()
+    """How much of the conversation each request sends: all of it (the default), the last N
+    exchanges, or a size budget — cut only between exchanges
+    (:mod:`~streamscope.core.wire.context`)."""
 
     @property
     def is_demo(self) -> bool:

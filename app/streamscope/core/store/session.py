@@ -13,6 +13,12 @@ Nothing is deleted: every message is saved after its parent in the history's tre
 regenerated answer beside the one it replaces; an edited prompt, once sent, beside the one it
 edits), and paging alternatives saves which one is shown. Editing writes nothing until the
 edited prompt is sent.
+
+The next request is the stored conversation, never what happens to be loaded or on screen:
+:meth:`ChatSession.context` is the whole shown path — for a conversation opened with only its
+latest messages (:meth:`ChatSession.open` with a ``limit``), the stored messages before them
+too — and :meth:`ChatSession.conversation` applies the endpoint's
+:class:`~streamscope.core.wire.context.ContextPolicy` to it.
 """
 
 from __future__ import annotations
@@ -26,10 +32,11 @@ from typing import Any
 
 from streamscope.core.redact import Scrubber
 from streamscope.core.store.database import Store
-from streamscope.core.store.history import ChatHistory, Node, ToolResult
-from streamscope.core.store.records import StoredMessage, to_chat_history
+from streamscope.core.store.history import ChatHistory, Node, ToolResult, assistant_message
+from streamscope.core.store.records import StoredMessage, to_chat_history, turn_from_stored
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
-from streamscope.core.wire.conversation import ToolDefinition
+from streamscope.core.wire.context import ContextCut, ContextPolicy, apply_policy
+from streamscope.core.wire.conversation import Conversation, Message, ToolDefinition
 
 __all__ = ["SAVE_INTERVAL", "ChatSession", "SavedAnswer", "Schedule"]
 
@@ -85,6 +92,7 @@ class ChatSession:
         self.tools: tuple[ToolDefinition, ...] = ()
         self.loaded_messages: list[StoredMessage] = []
         self._answer: SavedAnswer | None = None
+        self._earlier: list[Message] | None = None  # the stored path above what is loaded
 
     @classmethod
     def open(cls, store: Store, conversation_id: int, limit: int = 200) -> ChatSession:
@@ -99,6 +107,65 @@ class ChatSession:
         session.loaded_messages = list(stored.messages)
         session.history = to_chat_history(stored.messages)
         return session
+
+    # -- what the next request sends -----------------------------------------------------
+
+    def context(self) -> list[Message]:
+        """The whole conversation as the next request sends it, before any context policy:
+        the stored messages of the shown path above what is loaded (when the conversation
+        was opened with a ``limit`` and has more), then the loaded path."""
+        return [*self._earlier_messages(), *self.history.messages()]
+
+    def conversation(
+        self,
+        policy: ContextPolicy = ContextPolicy(),
+        *,
+        tools: Sequence[ToolDefinition] | None = None,
+        system: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        extra_body: dict[str, object] | None = None,
+        include_usage: bool = True,
+    ) -> tuple[Conversation, ContextCut]:
+        """The next request's input: :meth:`context` cut by ``policy`` (at an exchange
+        boundary: see :mod:`~streamscope.core.wire.context`), with ``tools`` (by default
+        this conversation's), and what the cut kept."""
+        messages, cut = apply_policy(self.context(), policy)
+        conv = Conversation(
+            messages=tuple(messages),
+            system=system or None,
+            tools=tuple(self.tools if tools is None else tools),
+            temperature=temperature,
+            max_tokens=max_tokens,
+            extra_body=dict(extra_body or {}),
+            include_usage=include_usage,
+        )
+        return conv, cut
+
+    def next_cut(self, policy: ContextPolicy) -> ContextCut:
+        """What ``policy`` would send with the next message (that message counted, empty):
+        for the composer to say before anything is sent."""
+        return apply_policy([*self.context(), Message("user", "")], policy)[1]
+
+    def _earlier_messages(self) -> list[Message]:
+        """The stored shown path up to the message the loaded part follows (the history's
+        root key), read once."""
+        above = self.history.root.key
+        if not self.has_more or above is None or self.store is None:
+            return []
+        if self._earlier is None:
+            assert self.conversation_id is not None
+            path = self.store.path_ids(self.conversation_id)
+            wanted = path[: path.index(above) + 1] if above in path else []
+            ids = set(wanted)
+            stored = {
+                m.id: m
+                for m in self.store.load_messages(self.conversation_id, limit=None)
+                if m.id in ids
+            }
+            earlier = (_context_message(stored[i]) for i in wanted if i in stored)
+            self._earlier = [m for m in earlier if m is not None]
+        return self._earlier
 
     # -- the user ------------------------------------------------------------------------
 
@@ -252,3 +319,12 @@ class ChatSession:
     def capture_ids(self) -> list[str | None]:
         """The capture of every loaded answer, in order (for Save capture / repro)."""
         return [m.turn.capture_id if m.turn else None for m in self.loaded_messages]
+
+
+def _context_message(stored: StoredMessage) -> Message | None:
+    """A saved message as the context sends it (as the history holds it once loaded)."""
+    if stored.role == "assistant":
+        return assistant_message(turn_from_stored(stored))
+    if stored.role == "tool":
+        return Message("tool", stored.text, tool_call_id=stored.tool_call_id, name=stored.name)
+    return Message("user", stored.text)

@@ -25,6 +25,7 @@ from streamscope.core.turn.error_body import (
     retry_after,
 )
 from streamscope.core.wire.events import ServerError
+from streamscope.core.wire.sizes import format_bytes
 
 
 class Outcome(enum.Enum):
@@ -141,15 +142,6 @@ def connect_reason(detail: str) -> str:
 
 def _finish_label(expected_terminal: str) -> str:
     return "finishReason" if expected_terminal == "finishReason" else "finish_reason"
-
-
-def format_bytes(n: int) -> str:
-    """``512 B``, ``18.2 KB``, ``19.1 MB`` (binary multiples)."""
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KB"
-    return f"{n / (1024 * 1024):.1f} MB"
 
 
 def _one_line(text: str) -> str:

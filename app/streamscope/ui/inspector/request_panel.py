@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import orjson
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QLabel,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 from streamscope.core.redact import MASK, redact_headers, redact_url
 from streamscope.core.turn.error_body import header, pretty_body, read_body
 from streamscope.core.turn.outcome import format_bytes
+from streamscope.core.wire.context import ContextCut, body_messages
 from streamscope.ui.inspector.frame_detail import MAX_DETAIL_BYTES, hex_dump
 from streamscope.ui.theme import monospace_font
 from streamscope.ui.turn_runner import TurnStart
@@ -49,6 +51,24 @@ def body_text(body: bytes, headers: Iterable[tuple[str, str]]) -> str:
     what = f"{_KINDS[read.kind]} ({ctype})" if ctype else _KINDS[read.kind]
     lines += [f"Body · {what} · {format_bytes(len(body))}", read.text]
     return "\n".join(lines)
+
+
+def sent_summary(body: bytes, context: ContextCut | None) -> str:
+    """The Request tab's line on what was sent: ``Sent 201 of 727 messages · 402.3 KB —
+    policy: last 100 exchanges · body 431.0 KB`` (how the context was cut, when the request
+    was built from a conversation), else what the body says (``Sent 12 messages · body 4.1
+    KB``)."""
+    size = f"body {format_bytes(len(body))}"
+    if context is not None:
+        return f"Sent {context.summary()} · {size}"
+    try:
+        parsed = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        parsed = None
+    count = body_messages(parsed) if isinstance(parsed, dict) else None
+    if count is None:
+        return f"Sent {size}"
+    return f"Sent {count} message{'s' if count != 1 else ''} · {size}"
 
 
 def _header_lines(headers: Iterable[tuple[str, str]]) -> str:
@@ -85,8 +105,18 @@ class RequestPanel(QWidget):
         self.response_tabs.addTab(self.response_view, "Text")
         self.response_tabs.addTab(self.body_hex, "Body hex")
         self.response_tabs.setTabEnabled(1, False)
+        self.sent_label = QLabel(self)  # what the request carried of the conversation
+        self.sent_label.setWordWrap(True)
+        self.sent_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.sent_label.hide()
+        request = QWidget(self)
+        box = QVBoxLayout(request)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(2)
+        box.addWidget(self.sent_label)
+        box.addWidget(self.request_view, 1)
         self.split = QSplitter(Qt.Orientation.Vertical, self)
-        self.split.addWidget(_titled("Request", self.request_view))
+        self.split.addWidget(_titled("Request", request))
         self.split.addWidget(_titled("Response", self.response_tabs))
         self.split.setStretchFactor(0, 3)
         self.split.setStretchFactor(1, 1)
@@ -105,6 +135,8 @@ class RequestPanel(QWidget):
             f"{pretty_body(start.body)}"
         )
         self.request_view.setPlainText(text)
+        self.sent_label.setText(sent_summary(start.body, spec.context))
+        self.sent_label.show()
         self.response_view.clear()
         self.body_hex.clear()
         self.response_tabs.setCurrentIndex(0)
@@ -116,6 +148,8 @@ class RequestPanel(QWidget):
     def clear(self, message: str = "") -> None:
         """Show no request (``message``: why, in place of the usual hints)."""
         self.request_view.clear()
+        self.sent_label.clear()
+        self.sent_label.hide()
         self.response_view.clear()
         self.body_hex.clear()
         self.response_tabs.setCurrentIndex(0)
@@ -152,6 +186,7 @@ class RequestPanel(QWidget):
             self.request_view.toPlainText(),
             self.response_view.toPlainText(),
             self.body_hex.toPlainText(),
+            self.sent_label.text(),
         ]
 
 

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 import orjson
 
+from streamscope.core.wire.context import ContextCut
 from streamscope.core.wire.conversation import Conversation
 from streamscope.core.wire.events import MalformedFrame, ServerError, StreamEvent
 from streamscope.core.wire.sse import SSEEvent
@@ -31,12 +32,15 @@ EXCERPT_CHARS = 200
 
 @dataclass(frozen=True, slots=True)
 class RequestSpec:
-    """An HTTP request, ready for the client: ``json`` is the body to serialize."""
+    """An HTTP request, ready for the client: ``json`` is the body to serialize;
+    ``context``: how much of the conversation its messages are (set by whoever built it from
+    a conversation, for the Request tab to say)."""
 
     method: str
     url: str
     headers: dict[str, str]
     json: dict[str, Any] = field(default_factory=dict)
+    context: ContextCut | None = None
 
 
 class StreamParser(Protocol):
