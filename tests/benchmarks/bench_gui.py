@@ -342,6 +342,8 @@ class StallProbe:
 
         self.interval = interval_ms / 1000
         self.late: list[float] = []
+        self.ticks: list[tuple[float, float]] = []
+        """``(time.perf_counter(), lateness in ms)`` of every tick."""
         self._last = 0.0
         self._timer = QTimer()
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -350,12 +352,15 @@ class StallProbe:
 
     def start(self) -> None:
         self.late = []
+        self.ticks = []
         self._last = time.perf_counter()
         self._timer.start()
 
     def _tick(self) -> None:
         now = time.perf_counter()
-        self.late.append(max(0.0, (now - self._last - self.interval) * 1000))
+        late = max(0.0, (now - self._last - self.interval) * 1000)
+        self.late.append(late)
+        self.ticks.append((now, late))
         self._last = now
 
     def stop(self) -> dict[str, Any]:

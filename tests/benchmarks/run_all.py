@@ -5,7 +5,8 @@
 Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``), the text diff of Compare
 two turns, the tap (``bench_tap.py``: added latency per read, firehose tap ÷ direct),
 then the GUI firehose, the 1,000,000-frame capture and the cold start
-(``bench_gui.py``). Takes a few
+(``bench_gui.py``), and history at the size of a year of use (``bench_history.py``: start-up,
+switching, scrolling, search, a firehose on a busy machine). Takes a few
 minutes; every subprocess has a timeout, every server listens on 127.0.0.1 and is stopped.
 Exit code 1 when a target is missed.
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_gui
+import bench_history
 import bench_pipeline
 import bench_sse
 import bench_tap
@@ -86,6 +88,7 @@ def main() -> int:
     for name, bench in bench_gui.BENCHES.items():
         rows += bench(args.quick)
         print(f"{name} done", file=sys.stderr, flush=True)
+    rows += bench_history.measure(quick=args.quick)
     print_table(rows)
     return 0 if all(r.ok is not False for r in rows) else 1
 

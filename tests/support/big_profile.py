@@ -42,7 +42,7 @@ VERSION = 1
 LONG_EXCHANGES = 300
 LONG_MESSAGES = 727
 LATEST_MESSAGES = 99
-ANSWER_CHARS = 3700
+ANSWER_CHARS = 3580
 """An answer's mean length (gives ~134 MB of text in ~70k messages)."""
 YEAR = 365 * 24 * 3600.0
 START = 1_735_689_600.0  # 2025-01-01
@@ -272,10 +272,9 @@ def _conversation(
 
 def build_profile(home: str | Path, *, small: bool = False, seed: int = 1) -> ProfileFacts:
     """Build the profile's database in ``home`` (``STREAMSCOPE_HOME`` layout:
-    ``home/streamscope.db``) and return what it holds."""
-    home = Path(home)
-    home.mkdir(parents=True, exist_ok=True)
-    path = home / "streamscope.db"
+    ``home/data/streamscope.db``) and return what it holds."""
+    path = Path(home) / "data" / "streamscope.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     words = _Words(rng)
     clock = _Clock(START)
@@ -291,7 +290,7 @@ def build_profile(home: str | Path, *, small: bool = False, seed: int = 1) -> Pr
         for n in range(others):
             clock.t = START + n * step
             # ~29 exchanges a conversation give ~69 messages (tool calls, alternatives)
-            exchanges = max(2, int(rng.gauss(per_other / 2.3, 8)))
+            exchanges = max(2, int(rng.gauss(per_other / 2.23, 8)))
             _, count, size = _conversation(
                 store,
                 clock,
@@ -369,7 +368,7 @@ def cached_profile(home: str | Path, *, small: bool = False) -> ProfileFacts:
         except OSError:  # another process built it meanwhile
             shutil.rmtree(building, ignore_errors=True)
     facts = json.loads(facts_file.read_text())
-    home = Path(home)
-    home.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(cache / "streamscope.db", home / "streamscope.db")
-    return ProfileFacts(**{**facts, "path": str(home / "streamscope.db")})
+    path = Path(home) / "data" / "streamscope.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(cache / "data" / "streamscope.db", path)
+    return ProfileFacts(**{**facts, "path": str(path)})
