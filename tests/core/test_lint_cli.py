@@ -201,7 +201,7 @@ def test_lint_runs_headless_as_a_command() -> None:
 
 
 def test_the_readme_rule_table_is_made_from_the_rules() -> None:
-    from streamscope.core.verdict.rules import rules_markdown
+    from streamscope.core.verdict.catalog import rules_markdown
 
     readme = (Path(__file__).parents[2] / "README.md").read_text("utf-8")
     begin, end = "<!-- verdict-rules:begin -->\n", "<!-- verdict-rules:end -->"

@@ -26,6 +26,7 @@ from streamscope.core.net.raw_request import user_text
 from streamscope.core.net.secrets import SecretStore
 from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline
+from streamscope.core.verdict.catalog import RULES, rules_markdown
 from streamscope.core.wire.conversation import Conversation
 from streamscope.core.wire.dialects import (
     Dialect,
@@ -33,6 +34,7 @@ from streamscope.core.wire.dialects import (
     Framing,
     RequestSpec,
     detect_dialect,
+    dialect_for_path,
     dialect_names,
     get_dialect,
     registered,
@@ -67,6 +69,8 @@ class Toy:
     framing: Framing = "sse"
     terminal: str = "bye"
     demo_name: str | None = None
+    lint: str | None = "support.toy_lint"  # its lint rules, in a module of its own
+    request_paths: tuple[str, ...] = ("/talk",)
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
         return {"X-Toy-Key": api_key} if api_key else {}
@@ -172,6 +176,36 @@ def test_cli_replay_auto_detects_it(
     assert main(["replay", str(body), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["outcome"], out["text"]) == ("completed", "Hello ✓")
+
+
+def test_its_lint_rules_run_and_are_listed(
+    toy: Dialect, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = tmp_path / "toy.sse"
+    body.write_bytes(BODY.replace(b'"text":"Hel"', b'"text":""') + b'data: {"toy":"bye"}\n\n')
+    assert main(["lint", str(body), "--json"]) == 1  # an error: exit 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["dialect"] == "toy"
+    found = [(f["rule"], f["severity"], f["frame"]) for f in out["findings"]]
+    assert ("toy.say-text", "error", 1) in found
+    assert ("toy.bye-once", "warning", 4) in found
+    assert main(["lint", "--rules"]) == 0
+    listed = capsys.readouterr().out
+    assert "toy.say-text" in listed and "toy.bye-once" in listed
+    assert "**Toy talk**" in rules_markdown()
+    assert "toy.say-text" in RULES
+
+
+def test_its_lint_rules_go_with_it() -> None:
+    assert "toy.say-text" not in RULES
+    assert "**Toy talk**" not in rules_markdown()
+    assert dialect_for_path("http://h/v1/talk") is None
+
+
+def test_a_recorded_request_is_known_by_its_path(toy: Dialect) -> None:
+    assert dialect_for_path("http://h/v1/talk?x=1") == "toy"
+    assert dialect_for_path("http://h/v1/chat/completions") == "openai"
+    assert dialect_for_path("http://h/v1beta/models/m:streamGenerateContent?alt=sse") == "gemini"
 
 
 def test_the_endpoint_dialog_offers_it(toy: Dialect, qtbot: QtBot) -> None:

@@ -62,7 +62,12 @@ from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import EndKind
 from streamscope.core.turn.pipeline import PipelineUpdate
 from streamscope.core.wire.content_type import classify_content_type
-from streamscope.core.wire.dialects import AUTO, dialect_names, is_ndjson_content_type
+from streamscope.core.wire.dialects import (
+    AUTO,
+    dialect_for_path,
+    dialect_names,
+    is_ndjson_content_type,
+)
 
 __all__ = [
     "HAR_SUFFIX",
@@ -83,16 +88,6 @@ __all__ = [
 
 HAR_SUFFIX = ".har"
 _MAGIC = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"log"\s*:')
-
-DIALECT_PATHS: tuple[tuple[str, str], ...] = (
-    ("/chat/completions", "openai"),
-    ("/messages", "anthropic"),
-    (":streamGenerateContent", "gemini"),
-    (":generateContent", "gemini"),
-    ("/responses", "responses"),
-    ("/api/chat", "ollama"),
-)
-"""A ``POST`` whose URL path ends so is that dialect's exchange."""
 
 NOT_LLM_RESOURCES = frozenset(
     {
@@ -224,15 +219,6 @@ def _header(pairs: Iterable[tuple[str, str]], name: str) -> str | None:
 def _mime(response: dict[str, Any]) -> str:
     pairs = _pairs(response.get("headers"))
     return _header(pairs, "content-type") or _str(_obj(response.get("content")).get("mimeType"))
-
-
-def dialect_for_path(url: str) -> str | None:
-    """The dialect whose request path ``url`` has (``None``: no known one)."""
-    path = urlsplit(url).path.rstrip("/")
-    for suffix, name in DIALECT_PATHS:
-        if path.endswith(suffix) and name in dialect_names():
-            return name
-    return None
 
 
 def _is_stream_type(content_type: str) -> bool:

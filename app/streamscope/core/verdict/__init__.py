@@ -1,12 +1,16 @@
 """Verdicts: a stream checked against its dialect's rules, and where it got stuck.
 
-:mod:`~streamscope.core.verdict.rules` lists every rule (one documented object each);
+:mod:`~streamscope.core.verdict.rules` says what a rule is and lists the rules of every stream;
+each dialect's own live beside it in :mod:`~streamscope.core.verdict.dialects`, named by the
+dialect's ``lint``; :mod:`~streamscope.core.verdict.catalog` lists them all (one documented
+object each);
 :class:`~streamscope.core.verdict.engine.Linter` runs them on a stream as it arrives or on a
 recording; :mod:`~streamscope.core.verdict.report` writes the CLI's JSON and SARIF.
 Pure and Qt-free: a stage after ``turn`` (it runs the turn pipeline) and before ``net``.
 """
 
+from streamscope.core.verdict.catalog import RULES
 from streamscope.core.verdict.engine import Linter, Verdict, diagnosis
-from streamscope.core.verdict.rules import RULES, Finding, Rule
+from streamscope.core.verdict.rules import Finding, Rule
 
 __all__ = ["RULES", "Finding", "Linter", "Rule", "Verdict", "diagnosis"]

@@ -20,8 +20,9 @@ from typing import Any
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.pipeline import BODY_KEPT, ParsedFrame, PipelineUpdate, StreamPipeline
-from streamscope.core.verdict.checks import DIALECT_CHECKS, DialectChecks, SSEFrameChecks
-from streamscope.core.verdict.rules import RULES, SEVERITIES, Finding
+from streamscope.core.verdict.catalog import RULES, dialect_lints
+from streamscope.core.verdict.checks import DialectChecks, SSEFrameChecks
+from streamscope.core.verdict.rules import SEVERITIES, Finding
 from streamscope.core.verdict.timing import Timing
 from streamscope.core.wire.dialects import get_dialect, is_ndjson_content_type
 from streamscope.core.wire.events import (
@@ -255,8 +256,8 @@ class Linter:
         if name is None:
             return
         self._decided = True
-        make = DIALECT_CHECKS.get(name)
-        self._checks = make(self._emit, self.request) if make is not None else None
+        lint = dialect_lints().get(name)
+        self._checks = lint.checks(self._emit, self.request) if lint is not None else None
         if self.headers is None or (self.status is not None and self.status >= 400):
             return
         ctype = (self._header("content-type") or "").strip()

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from streamscope import __version__
+from streamscope.core.verdict.catalog import RULES
 from streamscope.core.verdict.engine import Verdict, diagnosis
-from streamscope.core.verdict.rules import RULES, Rule
+from streamscope.core.verdict.rules import Rule
 
 __all__ = ["SARIF_SCHEMA", "rules_text", "to_sarif", "to_text"]
 

@@ -1,5 +1,8 @@
-"""Every rule the verdict engine checks, as data: the one list the engine, the CLI
-(``streamscope lint --rules``), SARIF and the README's rule table are made from.
+"""What a rule is, and the rules of every stream whatever its dialect (transport, SSE framing,
+the stream, timing), as data. Each dialect's own rules live beside it in
+:mod:`streamscope.core.verdict.dialects`; :mod:`streamscope.core.verdict.catalog` puts them
+all in one list, the one the engine, the CLI (``streamscope lint --rules``), SARIF and the
+README's rule table are made from.
 
 A :class:`Rule` is an id (``family.name``: ``openai.finish-reason-once``), a severity, a
 one-line message (what is wrong) and a hint (what usually causes it and how to fix it).
@@ -12,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["FAMILIES", "RULES", "Finding", "Rule", "Severity", "rule", "rules_markdown"]
+__all__ = ["COMMON", "COMMON_FAMILIES", "SEVERITIES", "Finding", "Rule", "Severity"]
 
 Severity = Literal["error", "warning", "info"]
 
@@ -55,8 +58,8 @@ class Finding:
         }
 
 
-_ALL: tuple[Rule, ...] = (
-    # -- HTTP and transport -------------------------------------------------------------
+COMMON: tuple[Rule, ...] = (
+    # -- HTTP and transport -------------------------------------------------------------------
     Rule(
         "transport.http-status",
         "error",
@@ -85,7 +88,7 @@ _ALL: tuple[Rule, ...] = (
         "A proxy, gateway or load balancer answered instead of the model server (502 page, "
         "login page), or the request did not ask for streaming.",
     ),
-    # -- SSE framing --------------------------------------------------------------------
+    # -- SSE framing --------------------------------------------------------------------------
     Rule(
         "sse.bom",
         "warning",
@@ -156,7 +159,7 @@ _ALL: tuple[Rule, ...] = (
         "Idle timeouts of 30-60 s are common (nginx, cloud load balancers). Send a comment "
         "every 15 s or less while the model thinks.",
     ),
-    # -- the stream, any dialect ----------------------------------------------------------
+    # -- The stream (any dialect) -------------------------------------------------------------
     Rule(
         "stream.terminal-missing",
         "error",
@@ -199,7 +202,7 @@ _ALL: tuple[Rule, ...] = (
         "The server accepted the request and sent nothing useful: only blank lines or "
         "keep-alives, or an empty body.",
     ),
-    # -- timing -----------------------------------------------------------------------------
+    # -- Timing diagnosis ---------------------------------------------------------------------
     Rule(
         "timing.buffered",
         "warning",
@@ -243,216 +246,14 @@ _ALL: tuple[Rule, ...] = (
         "The server answered at once and then the model took its time (prompt processing, "
         "queueing, hidden reasoning). The connection is fine.",
     ),
-    # -- OpenAI chat completions --------------------------------------------------------------
-    Rule(
-        "openai.object",
-        "warning",
-        "a chunk's object is not chat.completion.chunk",
-        "Strict SDKs validate it. Servers imitating OpenAI often send chat.completion or "
-        "nothing; send 'object': 'chat.completion.chunk'.",
-    ),
-    Rule(
-        "openai.consistent-ids",
-        "warning",
-        "id, model or created changes between chunks",
-        "All chunks of one completion share id, model and created. A change means two "
-        "completions were interleaved (a load balancer mixing streams) or a buggy proxy.",
-    ),
-    Rule(
-        "openai.role-first",
-        "warning",
-        "delta.role appears after a choice's first chunk",
-        "The role belongs in the first delta only; repeating it makes some clients start a "
-        "new message.",
-    ),
-    Rule(
-        "openai.choice-index",
-        "error",
-        "a choice has no integer index",
-        "Clients assemble choices by index; without it deltas of n>1 completions mix up.",
-    ),
-    Rule(
-        "openai.tool-call-index",
-        "error",
-        "a tool-call fragment has no integer index",
-        "Fragments of parallel tool calls are joined by index; without it arguments of "
-        "different calls get concatenated. Send index on every fragment.",
-    ),
-    Rule(
-        "openai.tool-call-id-once",
-        "warning",
-        "a tool call's id or name is repeated on a later fragment",
-        "id and function.name belong on the first fragment only; clients that concatenate "
-        "fields get 'get_weatherget_weather'.",
-    ),
-    Rule(
-        "openai.tool-call-json",
-        "error",
-        "a tool call's arguments do not concatenate to valid JSON",
-        "Fragments were lost, reordered or doubled (a proxy rewriting chunks), or the model "
-        "was cut off by max_tokens mid-call.",
-    ),
-    Rule(
-        "openai.finish-reason-once",
-        "error",
-        "finish_reason is set more than once for a choice",
-        "Exactly one chunk per choice carries a finish_reason. A second one makes clients "
-        "finish twice (or drop what came between).",
-    ),
-    Rule(
-        "openai.finish-reason-missing",
-        "warning",
-        "the stream ended without a finish_reason",
-        "Clients cannot tell a complete answer from a truncated one. Send finish_reason on "
-        "the last content chunk.",
-    ),
-    Rule(
-        "openai.usage-chunk",
-        "warning",
-        "a usage chunk (empty choices) that was not asked for, or before the finish",
-        "The usage-only chunk comes after the finish_reason chunk and only with "
-        "stream_options.include_usage; clients that index choices[0] crash on it otherwise.",
-    ),
-    # -- Anthropic ----------------------------------------------------------------------------
-    Rule(
-        "anthropic.event-order",
-        "error",
-        "events out of order (message_start, blocks, message_delta, message_stop)",
-        "The SDKs are state machines over this order; a proxy reordering or dropping events "
-        "breaks them. Check what sits between the client and the API.",
-    ),
-    Rule(
-        "anthropic.block-index",
-        "error",
-        "a content block index is not the open block's (or not the next one)",
-        "Blocks are numbered 0, 1, 2... and their deltas and stop name the open block. "
-        "Events were lost or interleaved.",
-    ),
-    Rule(
-        "anthropic.delta-type",
-        "error",
-        "a delta's type does not match its block's type",
-        "text_delta goes in text blocks, input_json_delta in tool_use blocks, thinking and "
-        "signature deltas in thinking blocks.",
-    ),
-    Rule(
-        "anthropic.input-json",
-        "error",
-        "a tool_use block's input_json_delta pieces do not concatenate to valid JSON",
-        "Pieces were lost or reordered, or max_tokens cut the call short.",
-    ),
-    Rule(
-        "anthropic.event-name",
-        "warning",
-        "the SSE event name does not match the data's type",
-        "Clients dispatch on either; when they disagree, two clients see two different streams.",
-    ),
-    # -- Gemini -----------------------------------------------------------------------------
-    Rule(
-        "gemini.finish-reason-once",
-        "error",
-        "finishReason is set more than once for a candidate",
-        "Only the last chunk of a candidate carries finishReason.",
-    ),
-    Rule(
-        "gemini.finish-reason-last",
-        "error",
-        "a chunk with content came after the finishReason",
-        "Clients stop at finishReason; what comes after is lost. A proxy merging two streams "
-        "does this.",
-    ),
-    Rule(
-        "gemini.consistent-ids",
-        "warning",
-        "responseId or modelVersion changes between chunks",
-        "All chunks of one answer share them; a change means two answers were interleaved.",
-    ),
-    # -- OpenAI Responses -------------------------------------------------------------------
-    Rule(
-        "responses.sequence-number",
-        "error",
-        "sequence_number does not go up by one",
-        "Every event's sequence_number is the previous one plus one: a gap means lost events, "
-        "a repeat or a step back means reordering.",
-    ),
-    Rule(
-        "responses.created-first",
-        "error",
-        "the first event is not response.created",
-        "Clients take the response id and model from response.created; without it they "
-        "have neither.",
-    ),
-    Rule(
-        "responses.output-index",
-        "error",
-        "an output_index or content_index names no item or part that was added",
-        "Items are announced by response.output_item.added and parts by "
-        "response.content_part.added, in order, before their deltas.",
-    ),
-    Rule(
-        "responses.function-call-json",
-        "error",
-        "a function call's arguments do not concatenate to valid JSON",
-        "Argument deltas were lost or reordered, or the output limit cut the call short.",
-    ),
-    Rule(
-        "responses.item-not-done",
-        "warning",
-        "an output item was added but never done before the response ended",
-        "Every response.output_item.added has its response.output_item.done before "
-        "response.completed.",
-    ),
-    # -- Ollama -----------------------------------------------------------------------------
-    Rule(
-        "ollama.done-reason",
-        "warning",
-        "the done:true line has no done_reason",
-        "Clients cannot tell stop from length without it (older Ollama versions omit it: upgrade).",
-    ),
-    Rule(
-        "ollama.consistent-model",
-        "warning",
-        "model changes between lines",
-        "All lines of one answer name the same model; a change means interleaved answers.",
-    ),
-    Rule(
-        "ollama.one-object-per-line",
-        "error",
-        "a line is not exactly one JSON object",
-        "NDJSON is one object per line, each ending in a newline: two objects on one line or "
-        "an object across lines break every line-based reader.",
-    ),
 )
+"""The rules of every stream, whatever its dialect (each dialect's own are in
+:mod:`streamscope.core.verdict.dialects`)."""
 
-RULES: dict[str, Rule] = {r.id: r for r in _ALL}
-"""Every rule by id, in the documented order."""
-
-FAMILIES: dict[str, str] = {
+COMMON_FAMILIES: dict[str, str] = {
     "transport": "HTTP and transport",
     "sse": "SSE framing",
     "stream": "The stream (any dialect)",
     "timing": "Timing diagnosis",
-    "openai": "OpenAI chat completions",
-    "anthropic": "Anthropic messages",
-    "gemini": "Gemini",
-    "responses": "OpenAI Responses",
-    "ollama": "Ollama",
 }
-
-
-def rule(rule_id: str) -> Rule:
-    """The rule called ``rule_id`` (``KeyError`` if there is none)."""
-    return RULES[rule_id]
-
-
-def rules_markdown() -> str:
-    """The rule table for the README, made from :data:`RULES` (a test keeps them equal)."""
-    lines: list[str] = []
-    for family, title in FAMILIES.items():
-        lines += ["", f"**{title}**", "", "| Rule | Severity | What | Usual cause and fix |"]
-        lines.append("|---|---|---|---|")
-        for r in _ALL:
-            if r.family == family:
-                cells = (f"`{r.id}`", r.severity, r.message, r.hint)
-                lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines[1:]) + "\n"
+"""The common rules' families and their titles in the rule table, in order."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 from streamscope.core.wire.dialects.anthropic import ANTHROPIC
 from streamscope.core.wire.dialects.base import (
@@ -70,6 +71,16 @@ def get_dialect(name: str) -> Dialect:
         return _REGISTRY[name]
     except KeyError:
         raise KeyError(f"unknown dialect {name!r}; choose one of {', '.join(_REGISTRY)}") from None
+
+
+def dialect_for_path(url: str) -> str | None:
+    """The dialect whose streaming request path ``url`` has (its ``request_paths``; ``None``:
+    no registered one)."""
+    path = urlsplit(url).path.rstrip("/")
+    for dialect in dialects():
+        if any(path.endswith(suffix) for suffix in getattr(dialect, "request_paths", ())):
+            return dialect.name
+    return None
 
 
 def fallback_for_framing(framing: Framing) -> Dialect:

@@ -197,6 +197,8 @@ class Anthropic(DialectDefaults):
     framing: Framing = "sse"
     terminal: str = "message_stop"
     demo_name: str | None = "anthropic"
+    request_paths: tuple[str, ...] = ("/messages",)
+    lint: str | None = "streamscope.core.verdict.dialects.anthropic"
     summary_labels: ClassVar[SummaryLabels] = SummaryLabels("tool_use", "input", "stop_reason")
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:

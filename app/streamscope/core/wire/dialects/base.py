@@ -96,6 +96,18 @@ class Dialect(Protocol):
         """Which of the built-in demo endpoint's dialects serves this one (``None``: none)."""
         ...
 
+    @property
+    def request_paths(self) -> tuple[str, ...]:
+        """How the URL path of this dialect's streaming request ends (``/chat/completions``):
+        how a recorded exchange (a HAR entry) is known to be this dialect's."""
+        ...
+
+    @property
+    def lint(self) -> str | None:
+        """The module holding this dialect's lint rules (its ``LINT``), which the verdict stage
+        loads by name (``None``: the common rules only). Wire never imports it."""
+        ...
+
     def auth_headers(self, api_key: str | None) -> dict[str, str]:
         """Authentication (and API version) headers, for streaming requests and plain GETs."""
         ...

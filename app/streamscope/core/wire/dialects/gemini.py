@@ -140,6 +140,8 @@ class Gemini(DialectDefaults):
     framing: Framing = "sse"
     terminal: str = "finishReason"
     demo_name: str | None = "gemini"
+    request_paths: tuple[str, ...] = (":streamGenerateContent", ":generateContent")
+    lint: str | None = "streamscope.core.verdict.dialects.gemini"
     summary_labels: ClassVar[SummaryLabels] = SummaryLabels("functionCall", "args", "finishReason")
 
     def auth_headers(self, api_key: str | None) -> dict[str, str]:

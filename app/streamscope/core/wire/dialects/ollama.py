@@ -132,6 +132,8 @@ class Ollama(DialectDefaults):
     framing: Framing = "ndjson"
     terminal: str = TERMINAL_SIGNAL
     demo_name: str | None = "ollama"
+    request_paths: tuple[str, ...] = ("/api/chat",)
+    lint: str | None = "streamscope.core.verdict.dialects.ollama"
     summary_labels: ClassVar[SummaryLabels] = SummaryLabels(finish_reason="done_reason")
 
     def models_url(self, base_url: str) -> str:

@@ -237,6 +237,8 @@ class OpenAIChat(DialectDefaults):
     framing: Framing = "sse"
     terminal: str = "[DONE]"
     demo_name: str | None = "openai"
+    request_paths: tuple[str, ...] = ("/chat/completions",)
+    lint: str | None = "streamscope.core.verdict.dialects.openai_chat"
 
     def recognize(self, content_type: str | None, ev: SSEEvent) -> Evidence:
         obj = data_object(ev)

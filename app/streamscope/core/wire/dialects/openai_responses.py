@@ -183,6 +183,8 @@ class OpenAIResponses(DialectDefaults):
     framing: Framing = "sse"
     terminal: str = "response.completed"
     demo_name: str | None = "responses"
+    request_paths: tuple[str, ...] = ("/responses",)
+    lint: str | None = "streamscope.core.verdict.dialects.openai_responses"
     summary_labels: ClassVar[SummaryLabels] = SummaryLabels("output")
 
     def recognize(self, content_type: str | None, ev: SSEEvent) -> Evidence:

@@ -1,0 +1,93 @@
+"""Gemini: the ``gemini`` dialect's lint rules and the checks that apply them, found
+through the dialect's ``lint`` (its entry in the one registry,
+:mod:`streamscope.core.wire.dialects`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streamscope.core.turn.model import Turn
+from streamscope.core.verdict.checks import DialectChecks, DialectLint, Emit, loads
+from streamscope.core.verdict.rules import Rule
+from streamscope.core.wire.events import MalformedFrame, StreamEvent
+from streamscope.core.wire.sse import SSEEvent
+
+__all__ = ["LINT", "RULES", "GeminiChecks"]
+
+
+class GeminiChecks:
+    """generateContent chunks: finishReason once and last, consistent ids."""
+
+    def __init__(self, emit: Emit) -> None:
+        self.emit = emit
+        self._ids: tuple[Any, Any] | None = None
+        self._finished: dict[int, int] = {}
+
+    def frame(self, n: int, ev: SSEEvent, events: list[StreamEvent]) -> None:
+        if any(type(e) is MalformedFrame for e in events):
+            return
+        obj = loads(ev.data)
+        if isinstance(obj, list) and len(obj) == 1:
+            obj = obj[0]
+        if type(obj) is not dict or "error" in obj:
+            return
+        ids = (obj.get("responseId"), obj.get("modelVersion"))
+        if self._ids is None:
+            self._ids = ids
+        elif ids != self._ids and None not in ids:
+            self.emit("gemini.consistent-ids", n, f"{self._ids} -> {ids}")
+            self._ids = ids
+        candidates = obj.get("candidates")
+        if not isinstance(candidates, list):
+            return
+        for cand in candidates:
+            if type(cand) is not dict:
+                continue
+            index = cand.get("index", 0)
+            index = index if type(index) is int else 0
+            content = cand.get("content")
+            parts = content.get("parts") if isinstance(content, dict) else None
+            reason = cand.get("finishReason")
+            if index in self._finished:
+                first = self._finished[index]
+                if reason:
+                    self.emit(
+                        "gemini.finish-reason-once", n, f"{reason!r}, already at frame {first}"
+                    )
+                elif parts:
+                    self.emit("gemini.finish-reason-last", n, f"finishReason at frame {first}")
+            elif reason:
+                self._finished[index] = n
+
+    def finish(self, turn: Turn) -> None:
+        return
+
+
+def _checks(emit: Emit, request: dict[str, Any] | None) -> DialectChecks:
+    return GeminiChecks(emit)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "gemini.finish-reason-once",
+        "error",
+        "finishReason is set more than once for a candidate",
+        "Only the last chunk of a candidate carries finishReason.",
+    ),
+    Rule(
+        "gemini.finish-reason-last",
+        "error",
+        "a chunk with content came after the finishReason",
+        "Clients stop at finishReason; what comes after is lost. A proxy merging two streams "
+        "does this.",
+    ),
+    Rule(
+        "gemini.consistent-ids",
+        "warning",
+        "responseId or modelVersion changes between chunks",
+        "All chunks of one answer share them; a change means two answers were interleaved.",
+    ),
+)
+
+LINT = DialectLint("gemini", "Gemini", RULES, _checks)
+"""What the verdict stage finds for this dialect (:func:`~.lint_of`)."""
