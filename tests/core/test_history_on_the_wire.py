@@ -35,7 +35,7 @@ from streamscope.core.wire.conversation import (
     settle_tool_calls,
 )
 from streamscope.core.wire.dialects import get_dialect
-from streamscope.demo.history import history_problem
+from streamscope.demo.dialects import history_problem
 
 DIALECTS = ("openai", "anthropic", "gemini", "responses", "ollama")
 WEATHER = ToolDefinition(

@@ -13,27 +13,31 @@ import httpx
 import pytest
 from demo_wire_reading import PROMPT, read, request_for
 
+from streamscope.demo.dialects import (
+    demo_dialect,
+    demo_dialects,
+    expected_finish_reason,
+    expected_outcome,
+    finish_reason,
+    serves,
+)
 from streamscope.demo.scenarios import (
-    DIALECTS,
     SCENARIOS,
-    SSE_DIALECTS,
     BadJson,
     BadUtf8,
     CutMidFrame,
-    Dialect,
     DropTerminal,
     HtmlError,
     HttpError,
     LongLine,
     MidstreamError,
     Stall,
-    expected_finish_reason,
-    finish_reason,
 )
 from streamscope.demo.script import BAD_UTF8_WIRE
 from streamscope.demo.server import DemoServer
 
-CASES = [(name, d) for name, s in SCENARIOS.items() for d in DIALECTS if d in s.dialects]
+DIALECTS = [d.name for d in demo_dialects()]
+CASES = [(name, d) for name, s in SCENARIOS.items() for d in DIALECTS if serves(s, d)]
 STREAM_TYPES = {"ollama": "application/x-ndjson"}
 
 
@@ -99,7 +103,7 @@ def check_error_body(dialect: str, body: object, status: int) -> str:
 
 @pytest.mark.parametrize(("name", "dialect"), CASES)
 def test_scenario_on_the_wire(
-    demo_server: DemoServer, http: httpx.Client, name: str, dialect: Dialect
+    demo_server: DemoServer, http: httpx.Client, name: str, dialect: str
 ) -> None:
     scenario = SCENARIOS[name]
     fault = scenario.fault
@@ -124,7 +128,7 @@ def test_scenario_on_the_wire(
     assert got.headers["content-type"].startswith(STREAM_TYPES.get(dialect, "text/event-stream"))
     body = got.body
     r = read(dialect, body)
-    outcome = scenario.outcome_for(dialect)
+    outcome = expected_outcome(scenario, dialect)
     finish = expected_finish_reason(scenario, dialect)
     if isinstance(fault, LongLine):  # on the wire it is all there; a client stops at the line
         finish = finish_reason(dialect, scenario.finish)
@@ -175,13 +179,13 @@ def test_scenario_on_the_wire(
 
     if scenario.keepalive and dialect != "ollama":
         assert r.keepalives >= 3
-    if dialect in SSE_DIALECTS and scenario.line_ending == "\r\n":
+    if demo_dialect(dialect).sse and scenario.line_ending == "\r\n":
         assert b"\r\n\r\n" in body and b"\n" not in body.replace(b"\r\n", b"")
-    if dialect in SSE_DIALECTS:
+    if demo_dialect(dialect).sse:
         assert (b"data: " in body) == scenario.space_after_colon
     if scenario.split_writes:
         assert any(not _is_utf8(chunk) for chunk in got.reads)
-        if dialect in SSE_DIALECTS:
+        if demo_dialect(dialect).sse:
             pairs = zip(got.reads, got.reads[1:], strict=False)
             assert any(a.endswith(b"\r") and b.startswith(b"\n") for a, b in pairs)
 

@@ -13,7 +13,7 @@ import time
 import httpx
 from demo_wire_reading import request_for
 
-from streamscope.demo.app import WRITERS
+from streamscope.demo.dialects import demo_dialect
 from streamscope.demo.playback import Playback, play
 from streamscope.demo.scenarios import SCENARIOS
 from streamscope.demo.script import Ask, build_script
@@ -62,7 +62,7 @@ def test_ttft_on_a_kept_alive_connection_is_that_of_a_new_one() -> None:
 def yield_times(scenario: str, speed: float) -> list[float]:
     """When the playback loop hands each network write over (monotonic seconds)."""
     ask = Ask(model=scenario, stream=True, last_user="Hi there")
-    writer_class = WRITERS["openai"]
+    writer_class = demo_dialect("openai").writer
     steps = build_script(SCENARIOS[scenario], ask, writer_class.interleaves_tool_calls)
     writer = writer_class(ask, Framing())
     playback = Playback(SCENARIOS[scenario], ask, steps, writer, speed, threading.Event())

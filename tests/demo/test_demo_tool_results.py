@@ -9,8 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from streamscope.demo.ask import PARSERS
-from streamscope.demo.scenarios import Dialect
+from streamscope.demo.dialects import demo_dialect
 from streamscope.demo.script import ToolResult, tool_answer
 from streamscope.demo.server import DemoServer
 
@@ -18,7 +17,7 @@ WEATHER = "call_demo_weather_0"
 TIME = "call_demo_time_1"
 EXPECTED = (ToolResult("get_weather", "14 °C, light rain"), ToolResult("get_time", "15:42"))
 
-BODIES: dict[Dialect, dict[str, Any]] = {
+BODIES: dict[str, dict[str, Any]] = {
     "openai": {
         "model": "demo-tools",
         "messages": [
@@ -126,17 +125,17 @@ BODIES: dict[Dialect, dict[str, Any]] = {
 
 
 @pytest.mark.parametrize("dialect", sorted(BODIES))
-def test_each_dialect_s_tool_results_are_read(dialect: Dialect) -> None:
-    ask = PARSERS[dialect](BODIES[dialect], "demo-tools", True)
+def test_each_dialect_s_tool_results_are_read(dialect: str) -> None:
+    ask = demo_dialect(dialect).ask(BODIES[dialect], "demo-tools", True)
     assert ask.tool_results == EXPECTED
 
 
 def test_a_new_user_message_after_the_results_is_not_a_tool_follow_up() -> None:
     body = {**BODIES["openai"]}
     body["messages"] = [*body["messages"], {"role": "user", "content": "And tomorrow?"}]
-    assert PARSERS["openai"](body, None, None).tool_results == ()
-    assert PARSERS["openai"]({"model": "m", "messages": [{"role": "user", "content": "x"}]},
-                             None, None).tool_results == ()  # fmt: skip
+    assert demo_dialect("openai").ask(body, None, None).tool_results == ()
+    plain = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    assert demo_dialect("openai").ask(plain, None, None).tool_results == ()
 
 
 def test_the_final_text() -> None:

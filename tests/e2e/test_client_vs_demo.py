@@ -14,11 +14,19 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import Conversation, Message, ToolCall
 from streamscope.core.wire.dialects import get_dialect
-from streamscope.demo.scenarios import SCENARIOS, expected_finish_reason, finish_reason
+from streamscope.demo.dialects import (
+    dialects_for,
+    expected_finish_reason,
+    expected_outcome,
+    finish_reason,
+)
+from streamscope.demo.scenarios import SCENARIOS
 from streamscope.demo.server import DemoServer
 
 CASES = [
-    (name, dialect) for name, scenario in SCENARIOS.items() for dialect in sorted(scenario.dialects)
+    (name, dialect)
+    for name, scenario in SCENARIOS.items()
+    for dialect in sorted(dialects_for(scenario))
 ]
 
 
@@ -60,7 +68,7 @@ def test_every_scenario_gets_the_promised_outcome(
 ) -> None:
     scenario = SCENARIOS[model]
     turn = run(demo, model, dialect)
-    assert turn.outcome is Outcome(scenario.outcome_for(dialect)), turn.reason  # type: ignore[arg-type]
+    assert turn.outcome is Outcome(expected_outcome(scenario, dialect)), turn.reason
     assert turn.reason
     assert turn.finish_reason == expected_finish_reason(scenario, dialect)
     # a length stop, whatever the dialect calls it, is flagged (amber in the window)
@@ -86,7 +94,7 @@ def test_every_scenario_gets_the_promised_outcome(
         assert turn.text  # the partial answer is kept
 
 
-@pytest.mark.parametrize("dialect", sorted(SCENARIOS["demo-tools"].dialects))
+@pytest.mark.parametrize("dialect", sorted(dialects_for(SCENARIOS["demo-tools"])))
 def test_demo_tools_answers_the_results_with_a_final_text(demo: DemoServer, dialect: str) -> None:
     """A whole tool round trip: the calls, the results sent as the app's dialect sends them,
     then a short final answer that ends the turn normally."""

@@ -1,4 +1,5 @@
-"""The Starlette application: routes for the five dialects, request checks, HTTP-level faults.
+"""The Starlette application: a route per dialect the demo serves (`streamscope.demo.dialects`),
+request checks, HTTP-level faults.
 
 Everything a scenario does is decided by its row in `SCENARIOS`; the handlers here only read a
 request into an `Ask`, pick the dialect writer and hand over to `playback.play`.
@@ -7,6 +8,7 @@ request into an `Ask`, pick the dialect writer and hand over to `playback.play`.
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 import threading
 from typing import Any
@@ -24,33 +26,18 @@ from starlette.responses import (
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from streamscope.demo.ask import PARSERS, BadRequestError
-from streamscope.demo.history import history_problem
+from streamscope.demo.ask import BadRequestError
+from streamscope.demo.dialects import DemoDialect, demo_dialect, demo_dialects, serves
 from streamscope.demo.playback import DeliberateCutError, Playback, play
 from streamscope.demo.scenarios import (
-    DIALECTS,
     SCENARIOS,
-    Dialect,
     HtmlError,
     HttpError,
     MidstreamError,
     Scenario,
 )
 from streamscope.demo.script import BAD_UTF8_MARK_BYTES, BAD_UTF8_WIRE, Ask, build_script, reply_of
-from streamscope.demo.wire.anthropic import AnthropicWriter
-from streamscope.demo.wire.base import Framing, Writer
-from streamscope.demo.wire.gemini import GeminiWriter
-from streamscope.demo.wire.ollama import OllamaWriter
-from streamscope.demo.wire.openai_chat import OpenAIChatWriter
-from streamscope.demo.wire.responses import ResponsesWriter
-
-WRITERS: dict[Dialect, type[Writer]] = {
-    "openai": OpenAIChatWriter,
-    "responses": ResponsesWriter,
-    "anthropic": AnthropicWriter,
-    "gemini": GeminiWriter,
-    "ollama": OllamaWriter,
-}
+from streamscope.demo.wire.base import Framing
 
 HTML_502 = (
     "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
@@ -61,8 +48,8 @@ HTML_502 = (
 _STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def _error(dialect: Dialect, status: int, kind: str, message: str, **headers: str) -> Response:
-    body = WRITERS[dialect].error_body(status, kind, message)
+def _error(dialect: DemoDialect, status: int, kind: str, message: str, **headers: str) -> Response:
+    body = dialect.writer.error_body(status, kind, message)
     return JSONResponse(body, status_code=status, headers=headers or None)
 
 
@@ -77,13 +64,11 @@ class DemoEndpoint:
         self.speed = speed
         self.stopping = stopping
 
-    async def answer(
-        self,
-        request: Request,
-        dialect: Dialect,
-        model: str | None = None,
-        stream: bool | None = None,
-    ) -> Response:
+    async def answer(self, request: Request, dialect: DemoDialect) -> Response:
+        try:
+            model, stream = dialect.from_path(request.path_params)
+        except LookupError as exc:
+            return _error(dialect, 404, "not_found", str(exc.args[0]))
         try:
             body = orjson.loads(await request.body())
         except orjson.JSONDecodeError as exc:
@@ -95,10 +80,10 @@ class DemoEndpoint:
                 dialect, 400, "invalid_request", "The request body must be a JSON object."
             )
         try:
-            ask = PARSERS[dialect](body, model, stream)
+            ask = dialect.ask(body, model, stream)
         except BadRequestError as exc:
             return _error(dialect, 400, "invalid_request", str(exc))
-        problem = history_problem(dialect, body)
+        problem = dialect.history(body) if dialect.history is not None else None
         if problem is not None:  # (as the real provider would refuse it)
             return _error(dialect, 400, "invalid_request", problem)
         scenario = SCENARIOS.get(ask.model)
@@ -106,21 +91,23 @@ class DemoEndpoint:
             names = ", ".join(SCENARIOS)
             message = f"The model `{ask.model}` does not exist. Demo models: {names}."
             return _error(dialect, 404, "not_found", message)
-        if dialect not in scenario.dialects:
+        if not serves(scenario, dialect.name):
             message = (
-                f"The demo scenario `{scenario.name}` does not apply to the {dialect} dialect."
+                f"The demo scenario `{scenario.name}` does not apply to the {dialect.name} dialect."
             )
             return _error(dialect, 404, "not_found", message)
         return self._respond(scenario, dialect, ask.stream, ask)
 
-    def _respond(self, scenario: Scenario, dialect: Dialect, stream: bool, ask: Ask) -> Response:
+    def _respond(
+        self, scenario: Scenario, dialect: DemoDialect, stream: bool, ask: Ask
+    ) -> Response:
         fault = scenario.fault
         if isinstance(fault, HttpError):
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
             return _error(dialect, fault.status, fault.kind, fault.message, **headers)
         if isinstance(fault, HtmlError):
             return HTMLResponse(HTML_502, status_code=fault.status)
-        writer_class = WRITERS[dialect]
+        writer_class = dialect.writer
         writer = writer_class(ask, Framing(scenario.line_ending, scenario.space_after_colon))
         steps = build_script(scenario, ask, writer_class.interleaves_tool_calls)
         if stream:
@@ -138,31 +125,13 @@ class DemoEndpoint:
 
     # --- routes ---
 
-    async def openai_chat(self, request: Request) -> Response:
-        return await self.answer(request, "openai")
-
-    async def responses(self, request: Request) -> Response:
-        return await self.answer(request, "responses")
-
-    async def anthropic(self, request: Request) -> Response:
-        return await self.answer(request, "anthropic")
-
-    async def ollama(self, request: Request) -> Response:
-        return await self.answer(request, "ollama")
-
-    async def gemini(self, request: Request) -> Response:
-        model, _, method = request.path_params["target"].partition(":")
-        if method not in ("streamGenerateContent", "generateContent"):
-            return _error("gemini", 404, "not_found", f"Unknown method `{method}`.")
-        return await self.answer(request, "gemini", model, method == "streamGenerateContent")
-
     async def models(self, request: Request) -> Response:
         return _json({"object": "list", "data": [_model_entry(s) for s in SCENARIOS.values()]})
 
     async def model(self, request: Request) -> Response:
         scenario = SCENARIOS.get(request.path_params["model"])
         if scenario is None:
-            return _error("openai", 404, "not_found", "The model does not exist.")
+            return _error(demo_dialect("openai"), 404, "not_found", "The model does not exist.")
         return _json(_model_entry(scenario))
 
     async def ollama_tags(self, request: Request) -> Response:
@@ -177,7 +146,7 @@ class DemoEndpoint:
                 "description": s.description,
             }
             for s in SCENARIOS.values()
-            if "ollama" in s.dialects
+            if serves(s, "ollama")
         ]
         return _json({"models": models})
 
@@ -192,7 +161,7 @@ def _model_entry(scenario: Scenario) -> dict[str, Any]:
         "created": 0,
         "owned_by": "streamscope-demo",
         "description": scenario.description,
-        "dialects": [d for d in DIALECTS if d in scenario.dialects],
+        "dialects": [d.name for d in demo_dialects() if serves(scenario, d.name)],
     }
 
 
@@ -238,12 +207,11 @@ class DemoApp:
                 Route("/", endpoint.root, methods=["GET"]),
                 Route("/v1/models", endpoint.models, methods=["GET"]),
                 Route("/v1/models/{model}", endpoint.model, methods=["GET"]),
-                Route("/v1/chat/completions", endpoint.openai_chat, methods=["POST"]),
-                Route("/v1/responses", endpoint.responses, methods=["POST"]),
-                Route("/v1/messages", endpoint.anthropic, methods=["POST"]),
-                Route("/v1beta/models/{target:path}", endpoint.gemini, methods=["POST"]),
-                Route("/api/chat", endpoint.ollama, methods=["POST"]),
                 Route("/api/tags", endpoint.ollama_tags, methods=["GET"]),
+                *(
+                    Route(d.route, functools.partial(endpoint.answer, dialect=d), methods=["POST"])
+                    for d in demo_dialects()
+                ),
             ]
         )
 

@@ -6,7 +6,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from streamscope.demo.scenarios import Dialect
 from streamscope.demo.script import Ask, ToolResult
 
 
@@ -217,11 +216,4 @@ def ask_ollama(body: dict[str, Any], model: str | None, stream: bool | None) -> 
 
 
 AskParser = Callable[[dict[str, Any], str | None, bool | None], Ask]
-
-PARSERS: dict[Dialect, AskParser] = {
-    "openai": ask_openai,
-    "responses": ask_responses,
-    "anthropic": ask_anthropic,
-    "gemini": ask_gemini,
-    "ollama": ask_ollama,
-}
+"""Reads a request body (with the model and stream flag its path gave, if any) into an `Ask`."""

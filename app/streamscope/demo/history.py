@@ -9,12 +9,9 @@ providers' documentation and error messages, not from StreamScope's own dialects
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from streamscope.demo.scenarios import Dialect
-
-__all__ = ["history_problem"]
+__all__ = ["JSON", "anthropic", "gemini", "openai", "responses"]
 
 JSON = dict[str, Any]
 
@@ -23,7 +20,7 @@ def _dicts(items: Any) -> list[JSON]:
     return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
 
 
-def _openai(body: JSON) -> str | None:
+def openai(body: JSON) -> str | None:
     """Chat completions: an assistant message's ``tool_calls`` are answered by ``tool``
     messages right after it, one per ``tool_call_id``."""
     waiting: list[str] = []
@@ -49,7 +46,7 @@ def _openai(body: JSON) -> str | None:
     return None
 
 
-def _responses(body: JSON) -> str | None:
+def responses(body: JSON) -> str | None:
     """Responses: every ``function_call`` item has a ``function_call_output`` with its
     ``call_id`` later in the input, and every output a call before it."""
     items = body.get("input")
@@ -70,7 +67,7 @@ def _responses(body: JSON) -> str | None:
     return None
 
 
-def _anthropic(body: JSON) -> str | None:
+def anthropic(body: JSON) -> str | None:
     """Messages: the ``tool_use`` blocks of an assistant message are answered by
     ``tool_result`` blocks in the next (user) message, which come before any text."""
     messages = _dicts(body.get("messages"))
@@ -112,7 +109,7 @@ def _anthropic(body: JSON) -> str | None:
     return None
 
 
-def _gemini(body: JSON) -> str | None:
+def gemini(body: JSON) -> str | None:
     """Gemini: a function call turn comes right after a user turn or a function response
     turn, and is answered by the next turn with one function response part per call."""
     contents = _dicts(body.get("contents"))
@@ -138,18 +135,3 @@ def _gemini(body: JSON) -> str | None:
                 " after a function response turn."
             )
     return None
-
-
-_RULES: dict[Dialect, Callable[[JSON], str | None]] = {
-    "openai": _openai,
-    "responses": _responses,
-    "anthropic": _anthropic,
-    "gemini": _gemini,
-}
-
-
-def history_problem(dialect: Dialect, body: JSON) -> str | None:
-    """Why the provider would refuse ``body``'s history with HTTP 400 (``None``: it would
-    not)."""
-    rule = _RULES.get(dialect)
-    return rule(body) if rule is not None else None

@@ -6,20 +6,16 @@ The model name of a request picks a `Scenario`. A scenario says what the answer 
 dialect writers (`streamscope.demo.wire`) and the one streaming loop (`streamscope.demo.playback`)
 read these fields; nothing else in the server branches on a scenario's name.
 
-`expected_outcome` and `expected_finish_reason()` state what a correct client must conclude, so
-end-to-end tests (ours and the app's) can be written as a loop over this table.
+`expected_outcome` (and, per dialect, `streamscope.demo.dialects.expected_outcome()` and
+`expected_finish_reason()`) state what a correct client must conclude, so end-to-end tests (ours
+and the app's) can be written as a loop over this table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
-
-Dialect = Literal["openai", "responses", "anthropic", "gemini", "ollama"]
-DIALECTS: tuple[Dialect, ...] = ("openai", "responses", "anthropic", "gemini", "ollama")
-SSE_DIALECTS: frozenset[Dialect] = frozenset(("openai", "responses", "anthropic", "gemini"))
-ALL_DIALECTS: frozenset[Dialect] = frozenset(DIALECTS)
 
 Content = Literal["markdown", "short", "tools", "reasoning", "firehose", "length"]
 FinishKind = Literal["stop", "length", "tool_calls"]
@@ -119,7 +115,8 @@ Fault = (
 class Scenario:
     name: str
     description: str
-    dialects: frozenset[Dialect] = ALL_DIALECTS
+    sse_only: bool = False
+    """Spells Server-Sent Events itself (line endings, comments): not for NDJSON dialects."""
     content: Content = "short"
     delay: float = 0.03
     """Seconds between content deltas at speed 1."""
@@ -133,7 +130,6 @@ class Scenario:
     """Split network writes inside multi-byte characters and between CR and LF."""
     fault: Fault | None = None
     expected_outcome: Outcome = "completed"
-    outcome_overrides: Mapping[Dialect, Outcome] = field(default_factory=dict)
 
     @property
     def finish(self) -> FinishKind:
@@ -143,11 +139,6 @@ class Scenario:
             return "length"
         return "stop"
 
-    def outcome_for(self, dialect: Dialect) -> Outcome:
-        return self.outcome_overrides.get(dialect, self.expected_outcome)
-
-
-_NOT_OLLAMA = SSE_DIALECTS
 
 _TABLE: tuple[Scenario, ...] = (
     Scenario(
@@ -187,20 +178,20 @@ _TABLE: tuple[Scenario, ...] = (
     Scenario(
         "demo-keepalive",
         "15 s of keep-alive comments only, then the answer.",
-        dialects=_NOT_OLLAMA,
+        sse_only=True,
         first_delay=15.0,
         keepalive=1.0,
     ),
     Scenario(
         "demo-crlf",
         "Event-stream lines end with CRLF.",
-        dialects=_NOT_OLLAMA,
+        sse_only=True,
         line_ending="\r\n",
     ),
     Scenario(
         "demo-nospace",
         "`data:` lines without the space after the colon.",
-        dialects=_NOT_OLLAMA,
+        sse_only=True,
         space_after_colon=False,
     ),
     Scenario(
@@ -222,7 +213,6 @@ _TABLE: tuple[Scenario, ...] = (
         "The finish reason arrives, then the body ends before the terminal signal.",
         fault=DropTerminal(),
         expected_outcome="truncated",
-        outcome_overrides={"gemini": "completed"},  # Gemini has no sentinel after finishReason
     ),
     Scenario(
         "demo-stall",
@@ -281,29 +271,3 @@ _TABLE: tuple[Scenario, ...] = (
 )
 
 SCENARIOS: Mapping[str, Scenario] = {s.name: s for s in _TABLE}
-
-_FINISH_REASONS: Mapping[Dialect, Mapping[FinishKind, str]] = {
-    "openai": {"stop": "stop", "length": "length", "tool_calls": "tool_calls"},
-    "anthropic": {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"},
-    "gemini": {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP"},
-    "responses": {"stop": "completed", "length": "max_output_tokens", "tool_calls": "completed"},
-    "ollama": {"stop": "stop", "length": "length", "tool_calls": "stop"},
-}
-
-
-def finish_reason(dialect: Dialect, kind: FinishKind) -> str:
-    """The finish reason as `dialect` spells it on the wire (Responses: status / incomplete
-    reason, which is what the app reports for it)."""
-    return _FINISH_REASONS[dialect][kind]
-
-
-def expected_finish_reason(scenario: Scenario, dialect: Dialect) -> str | None:
-    """The finish reason a correct client reports for `scenario` in `dialect` (None: none
-    arrived). With `DropTerminal`, only dialects whose finish reason precedes the terminal
-    signal (openai, anthropic, gemini) deliver it."""
-    fault = scenario.fault
-    if isinstance(fault, CutMidFrame | Stall | MidstreamError | HttpError | HtmlError | LongLine):
-        return None
-    if isinstance(fault, DropTerminal) and dialect in ("responses", "ollama"):
-        return None
-    return finish_reason(dialect, scenario.finish)

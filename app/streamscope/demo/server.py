@@ -19,17 +19,11 @@ from typing import Any
 import uvicorn
 
 from streamscope.demo.app import DemoApp, install_log_filter
-from streamscope.demo.scenarios import DIALECTS, SCENARIOS, Dialect
+from streamscope.demo.dialects import demo_dialect, demo_dialects
+from streamscope.demo.scenarios import SCENARIOS
 from streamscope.listen import bind_nodelay as _bind
 from streamscope.listen import serve_in_thread
 
-_BASE_PATHS: dict[Dialect, str] = {
-    "openai": "/v1",
-    "responses": "/v1",
-    "anthropic": "/v1",
-    "gemini": "/v1beta",
-    "ollama": "",
-}
 _START_TIMEOUT = 10.0
 _JOIN_TIMEOUT = 5.0
 
@@ -69,9 +63,10 @@ class DemoServer:
         return f"http://{_url_host(self.host)}:{self.port}"
 
     def base_url(self, dialect: str) -> str:
-        if dialect not in _BASE_PATHS:
-            raise ValueError(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
-        return self.root_url + _BASE_PATHS[dialect]
+        try:
+            return self.root_url + demo_dialect(dialect).base_path
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
 
     def _make_server(self, log_config: bool) -> _Uvicorn:
         self._stopping = threading.Event()
@@ -130,7 +125,7 @@ class DemoServer:
 
     def describe(self) -> str:
         lines = [f"StreamScope demo endpoint on {self.root_url}", "Base URLs:"]
-        lines += [f"  {d:<10} {self.base_url(d)}" for d in DIALECTS]
+        lines += [f"  {d.name:<10} {self.base_url(d.name)}" for d in demo_dialects()]
         lines.append("Models (scenarios): " + ", ".join(SCENARIOS))
         return "\n".join(lines)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from streamscope.demo.scenarios import ErrorKind, FinishKind, finish_reason
+from collections.abc import Mapping
+from typing import ClassVar
+
+from streamscope.demo.scenarios import ErrorKind, FinishKind
 from streamscope.demo.script import (
     Ask,
     ReasoningDelta,
@@ -27,6 +30,13 @@ _SIGNATURE = "ZGVtby1zaWduYXR1cmU="
 
 
 class AnthropicWriter(Writer):
+    finish_reasons: ClassVar[Mapping[FinishKind, str]] = {
+        "stop": "end_turn",
+        "length": "max_tokens",
+        "tool_calls": "tool_use",
+    }
+    """How this wire spells each way an answer ends."""
+
     def __init__(self, ask: Ask, framing: Framing) -> None:
         super().__init__(ask, framing)
         self.id = f"msg_demo{self.created}"
@@ -102,7 +112,7 @@ class AnthropicWriter(Writer):
 
     def finish(self, kind: FinishKind, usage: Usage) -> list[bytes]:
         frames = self._close_block()
-        delta = {"stop_reason": finish_reason("anthropic", kind), "stop_sequence": None}
+        delta = {"stop_reason": self.finish_reasons[kind], "stop_sequence": None}
         frames.append(
             self._event(
                 "message_delta", {"delta": delta, "usage": {"output_tokens": usage.output_tokens}}
@@ -145,7 +155,7 @@ class AnthropicWriter(Writer):
             "role": "assistant",
             "model": self.ask.model,
             "content": content,
-            "stop_reason": finish_reason("anthropic", reply.finish),
+            "stop_reason": self.finish_reasons[reply.finish],
             "stop_sequence": None,
             "usage": {
                 "input_tokens": reply.usage.input_tokens,

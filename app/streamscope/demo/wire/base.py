@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -51,6 +52,8 @@ class Writer(ABC):
     """
 
     media_type = "text/event-stream"
+    finish_reasons: ClassVar[Mapping[FinishKind, str]]
+    """How this wire spells each way an answer ends (set by each dialect's writer)."""
     interleaves_tool_calls = False
     """Whether parallel tool calls' argument fragments interleave on this wire."""
 

@@ -7,7 +7,10 @@ buffered and sent with the finishing chunk.
 
 from __future__ import annotations
 
-from streamscope.demo.scenarios import ErrorKind, FinishKind, finish_reason
+from collections.abc import Mapping
+from typing import ClassVar
+
+from streamscope.demo.scenarios import ErrorKind, FinishKind
 from streamscope.demo.script import (
     Ask,
     ReasoningDelta,
@@ -40,6 +43,13 @@ def _usage(usage: Usage) -> JSON:
 
 
 class GeminiWriter(Writer):
+    finish_reasons: ClassVar[Mapping[FinishKind, str]] = {
+        "stop": "STOP",
+        "length": "MAX_TOKENS",
+        "tool_calls": "STOP",
+    }
+    """How this wire spells each way an answer ends."""
+
     def __init__(self, ask: Ask, framing: Framing) -> None:
         super().__init__(ask, framing)
         self.id = f"demo{self.created}"
@@ -76,7 +86,7 @@ class GeminiWriter(Writer):
 
     def finish(self, kind: FinishKind, usage: Usage) -> list[bytes]:
         parts = self._call_parts() or [{"text": ""}]
-        chunk = self._chunk(parts, finishReason=finish_reason("gemini", kind))
+        chunk = self._chunk(parts, finishReason=self.finish_reasons[kind])
         chunk["usageMetadata"] = _usage(usage)
         return [self.framing.event(dumps(chunk))]
 
@@ -99,7 +109,7 @@ class GeminiWriter(Writer):
             {"functionCall": {"name": c.name, "args": arguments_object(c.arguments)}}
             for c in reply.tool_calls
         ]
-        chunk = self._chunk(parts, finishReason=finish_reason("gemini", reply.finish))
+        chunk = self._chunk(parts, finishReason=self.finish_reasons[reply.finish])
         chunk["usageMetadata"] = _usage(reply.usage)
         return chunk
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import ClassVar
 
-from streamscope.demo.scenarios import ErrorKind, FinishKind, finish_reason
+from streamscope.demo.scenarios import ErrorKind, FinishKind
 from streamscope.demo.script import (
     Ask,
     ReasoningDelta,
@@ -31,6 +33,12 @@ def _tool_calls(calls: list[ToolCall]) -> list[JSON]:
 
 
 class OllamaWriter(Writer):
+    finish_reasons: ClassVar[Mapping[FinishKind, str]] = {
+        "stop": "stop",
+        "length": "length",
+        "tool_calls": "stop",
+    }
+    """How this wire spells each way an answer ends."""
     media_type = "application/x-ndjson"
 
     def __init__(self, ask: Ask, framing: Framing) -> None:
@@ -71,7 +79,7 @@ class OllamaWriter(Writer):
 
     def _done_fields(self, kind: FinishKind, usage: Usage) -> JSON:
         return {
-            "done_reason": finish_reason("ollama", kind),
+            "done_reason": self.finish_reasons[kind],
             "total_duration": 1_000_000 * (usage.output_tokens + 50),
             "load_duration": 1_000_000,
             "prompt_eval_count": usage.input_tokens,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from streamscope.demo.scenarios import ErrorKind, FinishKind, finish_reason
+from collections.abc import Mapping
+from typing import ClassVar
+
+from streamscope.demo.scenarios import ErrorKind, FinishKind
 from streamscope.demo.script import (
     Ask,
     ReasoningDelta,
@@ -34,6 +37,12 @@ def _usage(usage: Usage) -> JSON:
 
 
 class OpenAIChatWriter(Writer):
+    finish_reasons: ClassVar[Mapping[FinishKind, str]] = {
+        "stop": "stop",
+        "length": "length",
+        "tool_calls": "tool_calls",
+    }
+    """How this wire spells each way an answer ends."""
     interleaves_tool_calls = True
 
     def __init__(self, ask: Ask, framing: Framing) -> None:
@@ -83,7 +92,7 @@ class OpenAIChatWriter(Writer):
                 return [self._chunk({"tool_calls": [call]}, None)]
 
     def finish(self, kind: FinishKind, usage: Usage) -> list[bytes]:
-        frames = [self._chunk({}, finish_reason("openai", kind))]
+        frames = [self._chunk({}, self.finish_reasons[kind])]
         if self.ask.include_usage:
             chunk = {**self._head, "choices": [], "usage": _usage(usage)}
             frames.append(self.framing.event(dumps(chunk)))
@@ -119,7 +128,7 @@ class OpenAIChatWriter(Writer):
                     "index": 0,
                     "message": message,
                     "logprobs": None,
-                    "finish_reason": finish_reason("openai", reply.finish),
+                    "finish_reason": self.finish_reasons[reply.finish],
                 }
             ],
             "usage": _usage(reply.usage),

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 from streamscope.demo.scenarios import ErrorKind, FinishKind
 from streamscope.demo.script import (
     Ask,
@@ -49,6 +52,13 @@ class _Item:
 
 
 class ResponsesWriter(Writer):
+    finish_reasons: ClassVar[Mapping[FinishKind, str]] = {
+        "stop": "completed",
+        "length": "max_output_tokens",
+        "tool_calls": "completed",
+    }
+    """How this wire spells each way an answer ends."""
+
     def __init__(self, ask: Ask, framing: Framing) -> None:
         super().__init__(ask, framing)
         self.id = f"resp_demo{self.created}"
