@@ -372,7 +372,7 @@ def test_a_background_read_lets_other_threads_run_and_reads_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """(A window's event loop waits for the interpreter lock while a capture is read.)"""
-    import streamscope.core.capture.format as fmt
+    import streamscope.core.capture.format.read as fmt
 
     reads = ReadLog([(0.001 * i, f"data: {i}\n\n".encode()) for i in range(1000)])
     capture = Capture("openai", None, None, reads, CaptureEnd("eof", elapsed=1.0))

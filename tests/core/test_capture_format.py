@@ -14,14 +14,13 @@ from pathlib import Path
 
 import pytest
 
-import streamscope.core.capture.format as fmt
+import streamscope.core.capture.format.read as fmt
+import streamscope.core.capture.format.write as fmt_write
 from streamscope import __version__
 from streamscope.core.capture.format import (
     CAPTURE_SUFFIX,
     FORMAT,
     FORMAT_VERSION,
-    MAX_LINE_VALUES,
-    YIELD_EVERY_LINES,
     Capture,
     CaptureEnd,
     CaptureError,
@@ -37,6 +36,7 @@ from streamscope.core.capture.format import (
     read_line,
     write_capture,
 )
+from streamscope.core.capture.format.read import MAX_LINE_VALUES, YIELD_EVERY_LINES
 
 HEAD = b'{"format":"streamscope-capture","version":1'
 
@@ -99,7 +99,7 @@ def test_each_line_on_its_own() -> None:
 
 
 def test_what_the_header_holds_when_parts_are_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fmt, "now_iso", lambda: "NOW")
+    monkeypatch.setattr(fmt_write, "now_iso", lambda: "NOW")
     bare = Capture("openai")
     assert header_line(bare) == (
         b'{"format":"streamscope-capture","version":1,"created":"NOW",'

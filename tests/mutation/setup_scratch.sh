@@ -4,7 +4,7 @@
 #
 #   tests/mutation/setup_scratch.sh MODULE [TEST_FILE ...]
 #
-# MODULE: a path under app/streamscope, e.g. core/capture/format.py. TEST_FILEs (paths from
+# MODULE: a path under app/streamscope, e.g. core/capture/format/read.py. TEST_FILEs (paths from
 # the checkout's root) narrow the tests mutmut runs; without them, the module's own list
 # below is used. Environment:
 #   CHECKOUT  the checkout to copy (default: this script's repository)
@@ -16,7 +16,7 @@
 # Prints mutmut's results (survivors, timeouts) and the counts per status at the end.
 set -euo pipefail
 
-module=${1:?usage: $0 MODULE [TEST_FILE ...] (MODULE e.g. core/capture/format.py)}
+module=${1:?usage: $0 MODULE [TEST_FILE ...] (MODULE e.g. core/capture/format/read.py)}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
 checkout=${CHECKOUT:-$(cd "$here/../.." && pwd)}
@@ -39,7 +39,7 @@ else
             tests=(tests/core/test_redact.py tests/ui/test_hostile_echo.py
                 tests/core/test_capture_recorder.py) ;;
         core/store/session.py) tests=(tests/core/test_session.py) ;;
-        core/capture/format.py)
+        core/capture/format/read.py | core/capture/format/write.py | core/capture/format/model.py)
             tests=(tests/core/test_capture_format.py tests/core/test_hostile_files.py
                 tests/core/test_capture.py) ;;
         core/capture/recorder.py)
