@@ -155,6 +155,12 @@ def _checks_with_qt() -> Report:
     from streamscope.core.turn.outcome import Outcome
 
     modules = import_all()
+    from streamscope.core.verdict.catalog import dialect_lints
+    from streamscope.core.wire.dialects import dialect_names
+
+    unlinted = [name for name in dialect_names() if name not in dialect_lints()]
+    if unlinted:  # (each dialect names its rules' module: loaded by name, so check it is there)
+        raise SelfTestError(f"no lint rules found for the dialects {', '.join(unlinted)}")
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setQuitOnLastWindowClosed(False)
