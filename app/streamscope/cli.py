@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return worker_main(given[1:])
     if given[:1] == ["--tap-forwarder"]:  # the tap's forwarding process (internal)
-        from streamscope.core.tap.forward import forwarder_main
+        from streamscope.core.tap.forward_child import forwarder_main
 
         return forwarder_main(given[1:])
     if len(given) == 1 and given[0].lower().endswith(CAPTURE_SUFFIXES):

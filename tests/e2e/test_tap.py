@@ -648,14 +648,15 @@ def test_the_backlog_for_a_slow_recording_is_bounded(monkeypatch: pytest.MonkeyP
     import socket
 
     from streamscope.core.net.messages import receive
-    from streamscope.core.tap import forward
+    from streamscope.core.tap import forward, forward_child
 
     monkeypatch.setattr(forward, "BACKLOG_LIMIT", 1_000_000)
+    monkeypatch.setattr(forward_child, "BACKLOG_LIMIT", 1_000_000)  # (the child's copy)
     ours, theirs = socket.socketpair()
     got: list[tuple[object, ...]] = []
 
     async def run() -> tuple[int, bool, bool]:
-        sender = forward._Sender(ours, asyncio.get_running_loop())
+        sender = forward_child.Sender(ours, asyncio.get_running_loop())
         for i in range(60):  # ~1.8 MB, while nobody reads the other end
             sender.emit(("read", 1, bytes([i % 256]) * 30_000, float(i)))
         queued = sender.backlog()

@@ -15,8 +15,8 @@ clock for every process of the machine). The recording half
 
 Reading a stream as a turn costs several microseconds of Python per frame — far more than
 forwarding it — so ``streamscope tap`` and the window run the forwarder in a child process
-of its own (:func:`forwarder_main`, ``streamscope --tap-forwarder``), and a client's stream
-is never slowed by its recording. The child sends the messages as length-prefixed pickles
+of its own (:mod:`~streamscope.core.tap.forward_child`, ``streamscope --tap-forwarder``), and
+a client's stream is never slowed by its recording. The child sends the messages as length-prefixed pickles
 over a socket pair (both ends are this program); what the parent has not taken yet waits in
 the child's memory, up to :data:`BACKLOG_LIMIT` bytes — beyond that the forwarding waits
 for the recording (memory stays bounded for endless floods).
@@ -30,7 +30,6 @@ import contextvars
 import itertools
 import logging
 import socket
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -41,7 +40,6 @@ import uvicorn
 
 from streamscope.core.net.client import http_client
 from streamscope.core.net.env_proxy import NetworkSettingError
-from streamscope.core.net.messages import pack, receive_blocking
 from streamscope.core.net.options import TLSOptions
 
 __all__ = [
@@ -51,7 +49,6 @@ __all__ = [
     "Emit",
     "Forwarder",
     "check_upstream",
-    "forwarder_main",
     "install_log_filter",
     "make_uvicorn",
     "upstream_url",
@@ -364,125 +361,3 @@ def make_uvicorn(app: Forwarder, *, log_config: bool = False) -> _Uvicorn:
     )
     install_log_filter()
     return _Uvicorn(config, app)
-
-
-# -- the child process ------------------------------------------------------------------------
-
-_CLOSE_TIMEOUT = 10.0
-"""How long a stopping child may take to hand over the messages still queued."""
-
-
-class _Sender:
-    """The child's messages to the parent, sent from a thread: the event loop only queues
-    them (a pickle and an append), the thread writes them in batches with the GIL released
-    while the kernel copies — a recording that has fallen behind costs the forwarding
-    nothing until :data:`BACKLOG_LIMIT` bytes wait (then :meth:`drain` waits for half)."""
-
-    def __init__(self, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
-        self._sock = sock
-        self._loop = loop
-        self._cond = threading.Condition()
-        self._pending: list[bytes] = []
-        self.size = 0
-        self._closed = False
-        self._room: asyncio.Event | None = None
-        self._thread = threading.Thread(target=self._run, name="tap-sender", daemon=True)
-        self._thread.start()
-
-    def emit(self, message: tuple[Any, ...]) -> None:
-        data = pack(message)
-        with self._cond:
-            if self._closed:
-                return
-            self._pending.append(data)
-            self.size += len(data)
-            if len(self._pending) == 1:
-                self._cond.notify()
-
-    def backlog(self) -> int:
-        return self.size
-
-    async def drain(self) -> None:
-        while self.size > BACKLOG_LIMIT // 2 and not self._closed:
-            room = self._room = asyncio.Event()
-            if self.size <= BACKLOG_LIMIT // 2:  # (sent while the event was being made)
-                break
-            await room.wait()
-
-    def close(self, timeout: float) -> None:
-        """Send what is queued (for up to ``timeout`` seconds), then stop."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify()
-        self._thread.join(timeout)
-
-    def _run(self) -> None:
-        cond = self._cond
-        while True:
-            with cond:
-                while not self._pending and not self._closed:
-                    cond.wait()
-                batch, self._pending = self._pending, []
-            if not batch:
-                return  # closed, and all sent
-            try:
-                self._sock.sendall(b"".join(batch))
-            except OSError:  # the parent has gone
-                with cond:
-                    self._closed = True
-                    self._pending = []
-                self._wake()
-                return
-            with cond:
-                self.size -= sum(map(len, batch))
-            if self._room is not None and self.size <= BACKLOG_LIMIT // 2:
-                self._wake()
-
-    def _wake(self) -> None:
-        room, self._room = self._room, None
-        if room is not None:
-            with contextlib.suppress(RuntimeError):  # (the loop has closed)
-                self._loop.call_soon_threadsafe(room.set)
-
-
-async def _serve_child(control: socket.socket, listener: socket.socket) -> None:
-    config = receive_blocking(control)
-    if config is None or config[0] != "config":
-        return
-    _kind, upstream, tls, log_config = config
-    loop = asyncio.get_running_loop()
-    sender = _Sender(control, loop)
-    app = Forwarder(upstream, sender.emit, tls=tls, backlog=sender.backlog, drain=sender.drain)
-    server = make_uvicorn(app, log_config=log_config)
-    server.tap_started = lambda: sender.emit(("ready",))
-
-    def stop() -> None:
-        server.should_exit = True
-
-    def parent_says_stop() -> None:
-        while (message := receive_blocking(control)) is not None and message[0] != "stop":
-            pass
-        with contextlib.suppress(RuntimeError):  # (the loop has closed)
-            loop.call_soon_threadsafe(stop)  # asked to, or the parent has gone
-
-    threading.Thread(target=parent_says_stop, name="tap-control", daemon=True).start()
-    try:
-        await server.serve(sockets=[listener])
-        # (the exchanges were cancelled as the server stopped: let them say so)
-        deadline = time.monotonic() + 2
-        while app._open and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
-    finally:
-        await asyncio.to_thread(sender.close, _CLOSE_TIMEOUT)
-        with contextlib.suppress(OSError):
-            control.shutdown(socket.SHUT_RDWR)
-
-
-def forwarder_main(argv: list[str]) -> int:
-    """The child: ``argv`` is the control socket's and the listening socket's descriptors."""
-    control = socket.socket(fileno=int(argv[0]))
-    control.setblocking(True)
-    listener = socket.socket(fileno=int(argv[1]))
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve_child(control, listener))
-    return 0
