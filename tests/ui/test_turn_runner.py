@@ -145,7 +145,7 @@ def test_a_worker_that_cannot_start_leaves_the_turn_to_this_thread(
         w.write(head() + chunk(frame("hello")) + chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
 
     server.handler = handler
-    broken = StreamWorker(command=lambda fd: ["/nonexistent/streamscope-worker", str(fd)])
+    broken = StreamWorker(command=lambda fd, _board: ["/nonexistent/streamscope-worker", str(fd)])
     runner = TurnRunner(StreamClient(), worker=broken)
     batches: list[ProgressBatch] = []
     runner.turnProgressed.connect(batches.append)

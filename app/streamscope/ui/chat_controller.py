@@ -438,7 +438,7 @@ class ChatController(QObject):
 
     def _on_runner_turn_started(self, start: TurnStart) -> None:
         if start.timeouts is not None:  # (a live turn: a replay's clock is the recording's)
-            self.liveness.begin(start.t0, start.timeouts)
+            self.liveness.begin(start.t0, start.timeouts, start.arrivals)
         card = self._card
         if card is not None and card.turn_ref is not None:
             card.turn_ref = replace(card.turn_ref, capture_id=start.capture_id)

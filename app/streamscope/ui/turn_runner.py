@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.capture.format import Capture, ReadLog
     from streamscope.core.capture.recorder import CaptureRecorder
+    from streamscope.core.net.arrivals import ArrivalSource
     from streamscope.core.net.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
     from streamscope.core.net.worker import StreamWorker
     from streamscope.core.turn.pipeline import PipelineUpdate
@@ -74,6 +75,9 @@ class TurnStart:
     """The capture being written, when the runner has a capture store."""
     timeouts: StreamTimeouts | None = None
     """The client's timeouts for a live turn (``None``: a replay)."""
+    arrivals: ArrivalSource | None = None
+    """What the turn's reader has received, read at any moment (a live turn): ahead of the
+    batches when they queue behind a slow display."""
 
 
 ProgressBatch = Progress
@@ -154,6 +158,7 @@ class TurnRunner(QObject):
         self._replaying = False
         self._recorded: ReadLog | None = None
         self._timeouts: StreamTimeouts | None = None
+        self._arrivals: ArrivalSource | None = None
         self._interval_ms = float(pacing.FLUSH_INTERVAL_MS)
         self.clock = clock if clock is not None else default_clock()
         self.clock.add_source(self._deliver)
@@ -250,14 +255,31 @@ class TurnRunner(QObject):
 
             try:
                 return await worker.run_turn(
-                    spec, dialect=dialect, timeouts=timeouts, tls=tls, observer=observer
+                    spec,
+                    dialect=dialect,
+                    timeouts=timeouts,
+                    tls=tls,
+                    observer=observer,
+                    arrivals=self._use_arrivals,
                 )
             except WorkerUnavailable as exc:
                 _log.warning("%s; streaming in the window's process instead", exc)
                 self._worker = None
+        from streamscope.core.net.arrivals import ArrivalBoard
+        from streamscope.core.turn.observer import MultiObserver
+
+        board = ArrivalBoard.private()  # (the reads come here: the same board, unshared)
+        self._use_arrivals(board.source(0))
         return await self.client.run_turn(
-            spec, dialect=dialect, timeouts=timeouts, tls=tls, observer=observer
+            spec,
+            dialect=dialect,
+            timeouts=timeouts,
+            tls=tls,
+            observer=MultiObserver(board.log(0), observer),
         )
+
+    def _use_arrivals(self, source: ArrivalSource) -> None:
+        self._arrivals = source
 
     def start_replay(
         self, capture: Capture, *, speed: float | None = None, dialect: str | None = None
@@ -285,6 +307,7 @@ class TurnRunner(QObject):
         self._capture = None
         self._recorder = None
         self._timeouts = None
+        self._arrivals = None
         self.capture_id = None
         self.last_turn = self.last_saved_turn = None
         self.last_capture = None
@@ -322,7 +345,15 @@ class TurnRunner(QObject):
         recorder = self._recorder
         scrubber = recorder.scrubber if recorder is not None else Scrubber()
         start = TurnStart(
-            spec, body, self._dialect, t, self._recorded, scrubber, self.capture_id, self._timeouts
+            spec,
+            body,
+            self._dialect,
+            t,
+            self._recorded,
+            scrubber,
+            self.capture_id,
+            self._timeouts,
+            self._arrivals,
         )
         self.turnStarted.emit(start)
 
