@@ -128,6 +128,7 @@ class ChatController(QObject):
         self.demo = demo
         self.runner = TurnRunner(None, self, worker=_stream_worker())
         self.runner.captures = captures
+        self.runner.warm_ups.append(lambda: demo.warm_up(self._endpoint()))
         self.session = ChatSession()
         self._card: AssistantCard | None = None
         self._editing_card: UserCard | None = None
@@ -392,6 +393,7 @@ class ChatController(QObject):
             base_url = self.demo.base_url(dialect)
         else:
             base_url = endpoint.base_url
+        await self.runner.warmed()  # (the keyring's backend is being detected off this thread)
         api_key = self._api_key(endpoint)
         conv = self.history.conversation(
             system=endpoint.system_prompt or None,
