@@ -8,6 +8,7 @@ several turns, a turn that is not there, a torn read; then the real worker."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import textwrap
@@ -62,7 +63,16 @@ CHILD = textwrap.dedent(
 )
 
 
-def test_a_child_writes_and_the_parent_reads_several_turns() -> None:
+@pytest.mark.parametrize("memfd", [True, False], ids=["memfd", "temporary-file"])
+def test_a_child_writes_and_the_parent_reads_several_turns(
+    memfd: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not memfd:  # (macOS has no memfd; a sandbox may refuse it)
+
+        def refused(*args: object) -> int:
+            raise OSError("memfd_create refused")
+
+        monkeypatch.setattr(os, "memfd_create", refused, raising=False)
     board = ArrivalBoard.create()
     assert board.fd is not None
     code = CHILD.format(text=TEXT)

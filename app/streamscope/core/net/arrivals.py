@@ -167,9 +167,9 @@ class ArrivalBoard:
     def create(cls) -> ArrivalBoard:
         """A board in shared memory, its :attr:`fd` to be handed to the child (POSIX)."""
         size = SLOTS * SLOT_SIZE
-        if hasattr(os, "memfd_create"):
+        try:
             fd = os.memfd_create("streamscope-arrivals", os.MFD_CLOEXEC)
-        else:  # (macOS: an unlinked temporary file)
+        except (AttributeError, OSError):  # (macOS; a sandbox: an unlinked temporary file)
             import tempfile
 
             with tempfile.TemporaryFile() as file:
