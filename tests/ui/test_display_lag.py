@@ -144,3 +144,37 @@ def test_a_display_behind_the_stream_says_so_and_a_real_stall_is_still_no_data(
     assert seconds(first_text, r"no data for (\d+) s") in (2, 3)
     assert "behind the stream" in first_text, first_text
     assert [n for n in (seconds(t, r"no data for (\d+) s") for _a, t in silent)][-1] == 3
+
+
+def test_a_lag_alone_is_said_in_amber_words_without_a_silence_or_its_bar(qtbot: QtBot) -> None:
+    from streamscope.core.turn.liveness import Liveness, Quiet, Silence
+    from streamscope.ui.inspector.silence_bar import SilenceBar
+    from streamscope.ui.status_panel import StatusPanel
+
+    lagging = Liveness(now=10.0, elapsed=10.0, rate=900.0, threshold=2.0, silence=None, behind=3.4)
+    bar = SilenceBar()
+    qtbot.addWidget(bar)
+    bar.show_liveness(lagging)
+    assert not bar.isHidden()
+    assert bar.accessibleName() == "showing 3 s behind the stream"
+    assert bar.fraction() == 0.0
+    assert not bar.grab().isNull()  # (painted: the words, no bar)
+    status = StatusPanel()
+    qtbot.addWidget(status)
+    status.show_started("Steady")
+    status.show_liveness(lagging)
+    assert status.text() == "Sending to Steady… · 10.0 s · showing 3 s behind the stream"
+    assert status.glyph.property("streamscopeTextColour") == ""  # (the stream is fine)
+    # a true silence as well: both said, the glyph amber
+    silent = replace(lagging, silence=Silence(Quiet.NO_DATA, 5.0, 5.0), timeout="idle",
+                     timeout_in=295.0)  # fmt: skip
+    status.show_liveness(silent)
+    assert status.text().endswith(
+        "10.0 s · no data for 5 s · idle timeout in 4 min 55 s · showing 3 s behind the stream"
+    )
+    assert status.glyph.property("streamscopeTextColour") == "silence"
+    bar.show_liveness(silent)
+    assert bar.fraction() > 0.0
+    # caught up and moving: nothing said, the bar hidden
+    bar.show_liveness(replace(lagging, behind=None))
+    assert bar.isHidden() and bar.accessibleName() == ""
