@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from array import array
+from dataclasses import replace
 
 import pytest
 
 from streamscope.core.turn.liveness import (
     GAP_SAMPLES,
+    Arrivals,
     LivenessWatch,
     Quiet,
     Silence,
@@ -204,6 +206,118 @@ def test_fed_by_the_real_encoder() -> None:
     assert watch.progress == 2
     assert watch.at(2.5).silence is None
     assert watch.at(3.0).words() == ["keep-alives only for 2 s", "idle timeout in 4 min 58 s"]
+
+
+# -- what arrived, not what was shown (issue 23) ------------------------------------------
+
+
+def streamed_until_one() -> LivenessWatch:
+    """The views got a delta every 0.25 s until 1.0; the reader has had more since."""
+    watch = LivenessWatch(0.0, first_byte_timeout=60.0, idle_timeout=300.0)
+    for i in range(1, 5):
+        shown = batch(0.25 * i, (K.TEXT,), progress=i, first_byte=0.25)
+        shown.total_bytes = 100 * i
+        watch.add(shown)
+    return watch
+
+
+def test_silence_is_measured_from_the_last_arrival_not_from_what_was_shown() -> None:
+    watch = streamed_until_one()
+    assert watch.shown_bytes == 400
+    assert watch.at(8.0).words()[0] == "no data for 7 s"  # (the batches alone)
+    # the reader had data 0.5 s ago: the stream moves, however far behind the views are
+    watch.arrived(Arrivals(first=0.25, read=7.5, data=7.5, progress=7.5, count=30, bytes=3000))
+    live = watch.at(8.0)
+    assert live.silence is None
+    assert watch.at(9.499).silence is None
+    # then the stream stops: a silence from the last arrival, and the idle timer with it
+    live = watch.at(9.5)
+    assert live.silence == Silence(Quiet.NO_DATA, 7.5, 2.0)
+    assert live.words()[:2] == ["no data for 2 s", "idle timeout in 4 min 58 s"]
+    assert (live.timeout, live.timeout_in) == ("idle", 298.0)
+    # a reader that is not known this tick leaves the last known
+    watch.arrived(None)
+    assert watch.arrivals.data == 7.5
+
+
+def test_keepalives_only_are_told_from_what_arrived() -> None:
+    watch = streamed_until_one()
+    watch.arrived(Arrivals(first=0.25, read=7.9, data=1.0, keepalive=7.9, progress=1.0, count=4))
+    live = watch.at(8.0)
+    assert live.silence == Silence(Quiet.KEEPALIVES, 1.0, 7.0)
+    assert live.words()[:2] == ["keep-alives only for 7 s", "idle timeout in 4 min 53 s"]
+    # frames without progress keep arriving: no progress (since the last delta)
+    watch.arrived(Arrivals(first=0.25, read=7.9, data=7.9, keepalive=7.0, progress=1.0, count=4))
+    assert watch.at(8.0).silence == Silence(Quiet.NO_PROGRESS, 1.0, 7.0)
+
+
+def test_before_any_batch_the_first_arrival_stops_the_first_byte_timer() -> None:
+    watch = LivenessWatch(0.0, first_byte_timeout=60.0, idle_timeout=300.0)
+    assert watch.at(3.0).words() == ["no data for 3 s", "first-byte timeout in 57 s"]
+    watch.arrived(Arrivals(first=2.5, read=2.5, data=2.5, bytes=10))
+    live = watch.at(3.0)
+    assert live.silence is None and (live.timeout, live.timeout_in) == ("idle", 299.5)
+
+
+def test_the_display_lag_is_the_age_of_the_oldest_data_not_shown() -> None:
+    watch = streamed_until_one()
+    came = Arrivals(first=0.25, read=12.0, data=12.0, progress=12.0, count=99, bytes=9000)
+    watch.arrived(replace(came, unshown_since=5.0))
+    assert watch.at(5.999).behind is None
+    assert watch.at(5.999).words() == []
+    live = watch.at(6.0)
+    assert live.behind == 1.0 and live.silence is None
+    assert live.words() == ["showing 1 s behind the stream"]
+    assert watch.at(12.0).words() == ["showing 7 s behind the stream"]
+    # catching up: said until the lag is under half a second (no blinking about 1 s) …
+    watch.arrived(replace(came, unshown_since=11.8))
+    assert watch.at(12.4).behind == pytest.approx(0.6)
+    assert watch.at(12.4).words() == ["showing 1 s behind the stream"]
+    watch.arrived(replace(came, unshown_since=12.0))
+    assert watch.at(12.49).behind is None  # (0.49 s)
+    # … and then only from a second again
+    assert watch.at(12.9).behind is None  # (0.9 s)
+    assert watch.at(13.0).behind == pytest.approx(1.0)
+    # every byte shown: no lag, however old the newest shown data is
+    watch.arrived(replace(came, unshown_since=None))
+    assert watch.at(13.1).behind is None
+
+
+def test_a_slow_drip_never_shows_a_lag() -> None:
+    """A delta every 5 s: the newest the views got is 5 s old when the next one arrives; it
+    arrived 4 ms ago, and that is the lag (nothing)."""
+    watch = LivenessWatch(0.0, idle_timeout=300.0)
+    for i in range(1, 4):
+        shown = batch(5.0 * i, (K.TEXT,), progress=i, first_byte=5.0)
+        shown.total_bytes = 10 * i
+        watch.add(shown)
+    came = Arrivals(first=5.0, read=19.996, data=19.996, progress=19.996, count=4, bytes=40)
+    watch.arrived(replace(came, unshown_since=19.996))
+    live = watch.at(20.0)
+    assert live.behind is None and live.silence is None and live.words() == []
+
+
+def test_once_the_stream_ended_nothing_is_silent_while_the_display_catches_up() -> None:
+    watch = streamed_until_one()
+    came = Arrivals(first=0.25, read=3.0, data=3.0, progress=3.0, count=12, bytes=1200)
+    watch.arrived(replace(came, ended=True, unshown_since=1.5))
+    live = watch.at(9.0)
+    assert live.silence is None and live.timeout is None
+    assert live.words() == ["showing 7 s behind the stream"]
+
+
+def test_the_rate_is_the_pace_of_what_arrives() -> None:
+    """The views got 4 deltas by 1.0; the reader counts 200 more by 2.0: 102 a second over the
+    last two seconds (the display's pace would be 2)."""
+    watch = streamed_until_one()
+    watch.arrived(Arrivals(first=0.25, read=2.0, data=2.0, progress=2.0, count=204))
+    assert watch.at(2.0).rate == 102.0
+    # older batches reaching the views later change nothing
+    late = batch(1.5, (K.TEXT,), progress=50, first_byte=0.25)
+    watch.add(late)
+    assert watch.at(2.0).rate == 102.0
+    assert watch.progress == 50 and watch.last_progress == 1.5  # (the shown gaps go on)
+    assert watch.at(4.5).rate == 0.0
 
 
 @pytest.mark.parametrize(

@@ -148,3 +148,34 @@ def test_merged_batches_keep_their_detached_bytes_addressable() -> None:
         bytes(rows.detached[o : o + n]) for o, n in zip(rows.offsets, rows.lengths, strict=True)
     ]
     assert pieces == [first, second]
+
+
+def test_frame_kind_is_the_kind_the_encoder_stores() -> None:
+    """``frame_kind`` (what the arrival board classifies reads with) and the encoder's
+    inlined loop give every frame of every recorded fixture the same kind."""
+    from pathlib import Path
+
+    from streamscope.core.turn.progress import frame_kind
+
+    fixtures = Path(__file__).parent / "fixtures"
+    seen: set[int] = set()
+    files = sorted(fixtures.glob("*/*.sse")) + sorted(fixtures.glob("*/*.ndjson"))
+    assert len(files) > 20
+    for path in files:
+        data = path.read_bytes()
+        pipe = StreamPipeline(path.parent.name, keep_frames=True, request_sent=0.0)
+        encoder = ProgressEncoder()
+        kinds: list[int] = []
+        for i in range(0, len(data), 37):  # (reads split anywhere)
+            piece = data[i : i + 37]
+            encoder.read(piece, 1.0)
+            update = pipe.feed(piece, 1.0)
+            kinds += [frame_kind(frame, events) for frame, events in update.frames]
+            encoder.progressed(update, 1.0)
+        update = pipe.flush(2.0)
+        kinds += [frame_kind(frame, events) for frame, events in update.frames]
+        encoder.progressed(update, 2.0)
+        assert list(encoder.take().rows.kinds) == kinds, path.name
+        seen.update(kinds)
+    assert {FrameKind.TEXT, FrameKind.COMMENT, FrameKind.META, FrameKind.TOOL} <= seen
+    assert {FrameKind.REASONING, FrameKind.MALFORMED, FrameKind.TERMINAL} <= seen

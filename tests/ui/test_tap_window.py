@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.demo.server import DemoServer
 from streamscope.ui.main_window import MainWindow
-from streamscope.ui.tap_panel import TapDialog
+from streamscope.ui.tap_dialog import TapDialog
 from support.tap_upstream import FINAL, ScriptedUpstream, chat_frame
 
 CHAT = "/v1/chat/completions"
@@ -223,3 +223,58 @@ def test_a_tap_whose_forwarding_process_dies_says_so(qtbot: QtBot, window: MainW
         dialog.start_button.click()  # and it starts again
         qtbot.waitUntil(lambda: window.tap.running, timeout=10_000)
         assert dialog.message.text().startswith("Listening on ")
+
+
+def test_a_stalled_tapped_exchange_says_so_on_its_row_while_it_streams(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    """Upstream sends a frame, then keep-alives, then nothing with the connection open: the
+    row says it live, by a chat turn's rules (no countdown: the timeouts are the client's),
+    and so does the Timeline of the exchange shown; the tap's clock ticks only meanwhile."""
+    with ScriptedUpstream() as upstream:
+        upstream.script.reads = [chat_frame("one"), b": keep-alive\n\n", b": keep-alive\n\n"]
+        upstream.script.gates = [threading.Event(), threading.Event()]
+        upstream.script.stall = threading.Event()
+        _start(qtbot, window, upstream.url)
+        server = window.tap.server
+        assert server is not None
+        assert window.tap.liveness.ticks == 0
+
+        def client() -> None:
+            with httpx.stream("POST", server.root_url + CHAT, json=ASK, timeout=30) as r:
+                for _ in r.iter_raw():
+                    pass
+
+        sender = threading.Thread(target=client)
+        sender.start()
+        panel = window.tap_panel
+        qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=10_000)
+        panel.view.clicked.emit(panel.model.index(0, 0))
+        qtbot.waitUntil(lambda: window.inspector.frames_model.rowCount() == 1, timeout=10_000)
+        started = window.tap.exchanges[0].exchange.started
+
+        def status() -> str:
+            return panel.texts()[0].splitlines()[1]
+
+        assert status() == "● streaming · 200 · 123 B"
+        qtbot.waitUntil(lambda: "no data for 2 s" in status(), timeout=10_000)
+        assert status() == "● streaming · 200 · 123 B · no data for 2 s"
+        bar = window.inspector.timeline_panel.silence_bar
+        assert bar.accessibleName() == "no data for 2 s"
+        quiet = bar.live.silence if bar.live is not None else None
+        assert quiet is not None and 0.0 < quiet.since - started < 1.0 and quiet.seconds >= 2.0
+        qtbot.waitUntil(lambda: "no data for 3 s" in status(), timeout=5_000)
+        # keep-alives: bytes, no progress
+        upstream.script.gates[0].set()
+        upstream.script.gates[1].set()
+        qtbot.waitUntil(lambda: "keep-alives" in status(), timeout=5_000)
+        assert re.fullmatch(r"● streaming · 200 · 151 B · keep-alives only for [3-9] s", status())
+        upstream.script.stall.set()
+        sender.join(10)
+        qtbot.waitUntil(lambda: "streaming" not in status(), timeout=10_000)
+        assert status().startswith("⚠ truncated · 200 · 3 frames")
+        assert not window.inspector.timeline_panel.silence_bar.isVisibleTo(window.inspector)
+        ticks = window.tap.liveness.ticks
+        assert ticks >= 30  # (every 0.1 s while it streamed)
+        qtbot.wait(300)
+        assert window.tap.liveness.ticks == ticks  # (nothing streams: no ticks)

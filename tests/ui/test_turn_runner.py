@@ -145,7 +145,7 @@ def test_a_worker_that_cannot_start_leaves_the_turn_to_this_thread(
         w.write(head() + chunk(frame("hello")) + chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
 
     server.handler = handler
-    broken = StreamWorker(command=lambda fd: ["/nonexistent/streamscope-worker", str(fd)])
+    broken = StreamWorker(command=lambda fd, _board: ["/nonexistent/streamscope-worker", str(fd)])
     runner = TurnRunner(StreamClient(), worker=broken)
     batches: list[ProgressBatch] = []
     runner.turnProgressed.connect(batches.append)
@@ -160,3 +160,47 @@ def test_a_worker_that_cannot_start_leaves_the_turn_to_this_thread(
     assert turn is not None and turn.outcome is Outcome.COMPLETED and turn.text == "hello"
     assert runner.worker is None  # not tried again
     assert sum(len(b.rows) for b in batches) == 2
+
+
+def test_a_turn_read_here_reports_its_arrivals_as_the_worker_does(
+    server: RawServer, aloop: qasync.QEventLoop
+) -> None:
+    """No stream worker: the runner's own reads fill a private arrival board, which the
+    TurnStart points at — the same numbers the worker's board would hold."""
+
+    async def handler(req: bytes, w: asyncio.StreamWriter) -> None:
+        w.write(head() + chunk(frame("a")))
+        await w.drain()
+        await asyncio.sleep(0.1)  # (reads more than MARK_STEP apart: each one marked)
+        w.write(chunk(b": keep-alive\n\n"))
+        await w.drain()
+        await asyncio.sleep(0.1)
+        w.write(chunk(frame("b") + b"data: [DONE]\n\n") + b"0\r\n\r\n")
+
+    server.handler = handler
+    runner = TurnRunner(StreamClient(), warm_up=False)
+    started: list[TurnStart] = []
+    batches: list[ProgressBatch] = []
+    runner.turnStarted.connect(started.append)
+    runner.turnProgressed.connect(batches.append)
+
+    async def main() -> Turn | None:
+        runner.start(spec(server), dialect="openai")
+        turn = await runner.wait()
+        await runner.aclose()
+        return turn
+
+    turn = aloop.run_until_complete(main())
+    assert turn is not None and turn.outcome is Outcome.COMPLETED and turn.text == "ab"
+    source = started[0].arrivals
+    assert source is not None
+    reads = [r for b in batches for r in b.reads]
+    size = sum(len(d) for d, _t in reads)
+    assert len(reads) == 3
+    arrived = source(size)
+    assert arrived is not None
+    assert (arrived.first, arrived.read, arrived.bytes) == (reads[0][1], reads[-1][1], size)
+    assert (arrived.data, arrived.progress, arrived.count) == (reads[2][1], reads[2][1], 2)
+    assert arrived.keepalive == reads[1][1]
+    assert arrived.ended and arrived.unshown_since is None
+    assert source(len(reads[0][0])).unshown_since == reads[1][1]  # type: ignore[union-attr]

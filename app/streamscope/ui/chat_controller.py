@@ -128,6 +128,7 @@ class ChatController(QObject):
         self.demo = demo
         self.runner = TurnRunner(None, self, worker=_stream_worker())
         self.runner.captures = captures
+        self.runner.warm_ups.append(lambda: demo.warm_up(self._endpoint()))
         self.session = ChatSession()
         self._card: AssistantCard | None = None
         self._editing_card: UserCard | None = None
@@ -392,6 +393,7 @@ class ChatController(QObject):
             base_url = self.demo.base_url(dialect)
         else:
             base_url = endpoint.base_url
+        await self.runner.warmed()  # (the keyring's backend is being detected off this thread)
         api_key = self._api_key(endpoint)
         # The whole stored conversation (not what the view holds), cut by the policy.
         conv, cut = self.session.conversation(
@@ -441,7 +443,7 @@ class ChatController(QObject):
 
     def _on_runner_turn_started(self, start: TurnStart) -> None:
         if start.timeouts is not None:  # (a live turn: a replay's clock is the recording's)
-            self.liveness.begin(start.t0, start.timeouts)
+            self.liveness.begin(start.t0, start.timeouts, start.arrivals)
         card = self._card
         if card is not None and card.turn_ref is not None:
             card.turn_ref = replace(card.turn_ref, capture_id=start.capture_id)

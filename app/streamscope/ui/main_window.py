@@ -382,7 +382,7 @@ class MainWindow(QMainWindow):
 
     def open_tap_dialog(self) -> None:
         """Endpoint → Tap another app…: the tap's dialog (one, not modal)."""
-        from streamscope.ui.tap_panel import TapDialog
+        from streamscope.ui.tap_dialog import TapDialog
 
         self.tap_panel  # noqa: B018 (the Tapped list, shown below, lists what the tap takes)
 

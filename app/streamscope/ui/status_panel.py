@@ -2,7 +2,8 @@
 
 While a live turn streams, the figures move on the paint clock's beat even when no byte
 arrives (:meth:`StatusPanel.show_liveness`): the elapsed time, the deltas of the last
-seconds, and a silence ("no data for 12 s · idle timeout in 4 min 48 s").
+seconds, a silence ("no data for 12 s · idle timeout in 4 min 48 s"), and how far the
+display is behind the stream when it lags ("showing 12 s behind the stream").
 
 Colour and a glyph differ per outcome, but the text alone says everything (accessibility).
 """
@@ -32,7 +33,8 @@ LIMIT_GLYPH = ("⚠", "silence")
 """A completed turn cut by the token limit: amber, not the plain green of a whole answer."""
 
 SILENT_COLOUR = "silence"
-"""The streaming glyph's colour while the stream is silent."""
+"""The streaming glyph's colour while the stream is silent (not while only the display
+lags: the stream is fine)."""
 
 
 def status_line(turn: Turn, frames: int | None = None) -> str:
@@ -153,7 +155,7 @@ class StatusPanel(QWidget):
         self._render(batch.elapsed)
 
     def show_liveness(self, live: Liveness) -> None:
-        """The live turn's clock ticked: elapsed, the recent rate, a silence."""
+        """The live turn's clock ticked: elapsed, the recent rate, a silence, the lag."""
         if not self._streaming:
             return
         self._live = live
@@ -176,7 +178,7 @@ class StatusPanel(QWidget):
             ]
         words = live.words() if live is not None else []
         self.label.setText(" · ".join(parts + words))
-        silent = bool(words)
+        silent = live is not None and live.silence is not None
         if silent != self._silent:
             self._silent = silent
             self.glyph.setText("●")

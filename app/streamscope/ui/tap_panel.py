@@ -1,15 +1,17 @@
-"""Tap another app, in the window: the tap's dialog (upstream, port, Start/Stop, the base URL
-to paste) and the Tapped list, whose exchanges open in the inspector — live, while they
-stream.
+"""Tap another app, in the window: the tap's controller and the Tapped list, whose exchanges
+open in the inspector — live, while they stream (the tap's dialog is
+:mod:`streamscope.ui.tap_dialog`).
 
 The tap (:class:`~streamscope.core.tap.server.TapServer`) forwards in a child process and
-records from its own event loop in a thread of the window.
-Each exchange is watched there by a :class:`_Feed`: the same
-:class:`~streamscope.core.turn.progress.ProgressEncoder` that live chat turns use builds
-:class:`Progress` batches (rows and the reducer's :class:`TurnDelta`) under a lock; a feed
-with news pokes the window once (a queued signal), and the paint clock takes the batches on
-the UI thread. Every batch is kept per exchange, so choosing an exchange shows it whole —
-finished or still streaming — and the open one gets each new batch as it comes.
+records from its own event loop in a thread of the window. Each exchange is watched there by
+a :class:`_Feed`: the same :class:`~streamscope.core.turn.progress.ProgressEncoder` that live
+chat turns use builds :class:`Progress` batches (rows and the reducer's :class:`TurnDelta`)
+under a lock; a feed with news pokes the window once (a queued signal), and the paint clock
+takes the batches on the UI thread. Every batch is kept per exchange, so choosing an exchange
+shows it whole — finished or still streaming — and the open one gets each new batch as it
+comes. While an exchange streams, its row (and the Timeline, when it is the one shown) says
+how it is doing, by a chat turn's rules: "● streaming · 200 · 1.2 KB · no data for 12 s"
+(:mod:`streamscope.ui.tap_liveness`).
 """
 
 from __future__ import annotations
@@ -23,24 +25,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QGuiApplication, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
-    QComboBox,
-    QDialog,
-    QFormLayout,
-    QHBoxLayout,
     QLabel,
-    QLineEdit,
     QListView,
-    QPlainTextEdit,
     QPushButton,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from streamscope.core.net.arrivals import ArrivalBoard
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.redact import Scrubber
+from streamscope.core.turn.liveness import Arrivals, Liveness, LivenessWatch
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import Outcome, format_bytes
@@ -49,23 +46,22 @@ from streamscope.ui.inspector.turn_header import TurnRef
 from streamscope.ui.message_card import outcome_colour
 from streamscope.ui.paint_clock import default_clock
 from streamscope.ui.status_panel import GLYPHS
+from streamscope.ui.tap_liveness import TapLiveness
 from streamscope.ui.turn_runner import TurnStart
 
 if TYPE_CHECKING:
-    from streamscope.core.net.endpoints import Endpoint
     from streamscope.core.tap.proxy import ExchangeResult, TapExchange
     from streamscope.core.tap.server import TapServer
+    from streamscope.core.turn.outcome import StreamEnd
     from streamscope.core.turn.pipeline import PipelineUpdate
-    from streamscope.ui.demo_service import DemoService
     from streamscope.ui.inspector.inspector import InspectorPanel
 
-__all__ = ["TapController", "TapDialog", "TapPanel", "TappedExchange"]
-
-DEMO_UPSTREAM = "Built-in demo"
+__all__ = ["TapController", "TapPanel", "TappedExchange"]
 
 
 class _Feed(TurnObserver):
-    """One exchange's batches, built on the tap's thread; :meth:`take` on the UI thread."""
+    """One exchange's batches, built on the tap's thread; :meth:`take` on the UI thread.
+    What arrived is on its arrival board at once (:meth:`arrivals`, from any thread)."""
 
     def __init__(self, poke: Callable[[], None]) -> None:
         self._lock = threading.Lock()
@@ -73,6 +69,12 @@ class _Feed(TurnObserver):
         self._poke = poke
         self._poked = False
         self.response: tuple[int, list[tuple[str, str]]] | None = None
+        self._board = ArrivalBoard.private()
+        self._arrived = self._board.log(0)
+
+    def arrivals(self, shown: int) -> Arrivals | None:
+        """What the tap has received of the exchange, the window having got ``shown`` bytes."""
+        return self._board.arrivals(0, shown)
 
     def response_started(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
         with self._lock:
@@ -80,13 +82,18 @@ class _Feed(TurnObserver):
         self._news()
 
     def read(self, data: bytes, t: float) -> None:
+        self._arrived.read(data, t)
         with self._lock:
             self._encoder.read(data, t)
 
     def progressed(self, update: PipelineUpdate, t: float) -> None:
+        self._arrived.progressed(update, t)
         with self._lock:
             self._encoder.progressed(update, t)
         self._news()
+
+    def ended(self, end: StreamEnd) -> None:
+        self._arrived.ended(end)
 
     def _news(self) -> None:
         with self._lock:
@@ -129,6 +136,13 @@ class TappedExchange:
     result: ExchangeResult | None = None
     bytes: int = 0
     key: int = 0
+    watch: LivenessWatch = field(init=False)
+    """Its liveness while it streams (fed the batches the window takes)."""
+    live: Liveness | None = None
+    """How it was doing at the last tick of the tap's live clock."""
+
+    def __post_init__(self) -> None:
+        self.watch = LivenessWatch(self.exchange.started)
 
     @property
     def turn(self) -> Turn | None:
@@ -163,7 +177,10 @@ class TappedExchange:
         r = self.result
         if r is None:
             status = self.feed.response[0] if self.feed.response else "…"
-            return f"{head}\n● streaming · {status} · {format_bytes(self.bytes)}"
+            words = self.live.words() if self.live is not None else []
+            return " · ".join(
+                [f"{head}\n● streaming", str(status), format_bytes(self.bytes), *words]
+            )
         outcome = Outcome(r.outcome)
         glyph = GLYPHS[outcome][0]
         return (
@@ -226,6 +243,7 @@ class TapController(QObject):
         self._keys = itertools.count(1)
         self._dirty: set[TappedExchange] = set()
         self._bridge: _Bridge | None = None
+        self.liveness = TapLiveness(self._on_liveness_ticked)
         self._startDone.connect(self._on_start_done)
         self._died.connect(self._on_died)
 
@@ -300,6 +318,7 @@ class TapController(QObject):
         item.key = next(self._keys)  # (a restarted tap numbers its exchanges from 1 again)
         self._by_key[item.key] = item
         self._by_exchange[id(item.exchange)] = item
+        self.liveness.begin(item)
         self.exchangeAdded.emit(item)
 
     def _on_news(self, item: TappedExchange) -> None:
@@ -320,6 +339,7 @@ class TapController(QObject):
         item.bytes += sum(len(data) for data, _t in batch.reads)
         batch.total_bytes = item.bytes
         batch.elapsed = time.monotonic() - item.exchange.started
+        item.watch.add(batch)
         if item is self.shown:
             self.inspector.add_progress(batch)
         item.kept.merge(batch)
@@ -331,11 +351,20 @@ class TapController(QObject):
             return
         self._dirty.discard(item)
         self._take(item)
+        self.liveness.end(item)
         item.result = result
         if item is self.shown:
             self.inspector.finish_turn(result.turn)
             self._name(item)
         self.exchangeChanged.emit(item)
+
+    def _on_liveness_ticked(self, item: TappedExchange, live: Liveness) -> None:
+        said = item.label()
+        item.live = live
+        if item is self.shown:
+            self.inspector.timeline_panel.show_liveness(live)
+        if item.label() != said:
+            self.exchangeChanged.emit(item)
 
     def _name(self, item: TappedExchange) -> None:
         header = self.inspector.header
@@ -449,127 +478,3 @@ class TapPanel(QWidget):
 
     def texts(self) -> list[str]:
         return [self.model.item(i).text() for i in range(self.model.rowCount())]
-
-
-class TapDialog(QDialog):
-    """Endpoint → Tap another app…: upstream (a configured endpoint or a URL), port,
-    Start/Stop; once running, the base URL to paste (Copy) and the SDKs' environment lines."""
-
-    def __init__(
-        self,
-        controller: TapController,
-        endpoints: list[Endpoint],
-        demo: DemoService | None = None,
-        parent: QWidget | None = None,
-        *,
-        tls_for: Callable[[Endpoint], TLSOptions] | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Tap another app")
-        self.controller = controller
-        self.demo = demo
-        self._tls: dict[str, TLSOptions] = {}
-        self.upstream = QComboBox(self)
-        self.upstream.setEditable(True)
-        for ep in endpoints:
-            if ep.preset == "demo":
-                self.upstream.addItem(DEMO_UPSTREAM)
-            elif ep.base_url:
-                self.upstream.addItem(f"{ep.base_url}", ep.base_url)
-                self._tls[ep.base_url] = tls_for(ep) if tls_for else ep.tls()
-        line = self.upstream.lineEdit()
-        if line is not None:
-            line.setPlaceholderText("https://api.openai.com/v1")
-        self.port = QSpinBox(self)
-        self.port.setRange(0, 65535)
-        self.port.setValue(8700)
-        self.port.setSpecialValueText("any free port")
-        self.start_button = QPushButton("Start", self)
-        self.base_url = QLineEdit(self)
-        self.base_url.setReadOnly(True)
-        self.copy_button = QPushButton("Copy", self)
-        self.env = QPlainTextEdit(self)
-        self.env.setReadOnly(True)
-        self.env.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.env.setFixedHeight(self.env.fontMetrics().lineSpacing() * 4 + 14)
-        self.env.setMinimumWidth(self.env.fontMetrics().horizontalAdvance("x" * 46))
-        self.copy_env = QPushButton("Copy lines", self)
-        self.message = QLabel(self)
-        self.message.setWordWrap(True)
-        form = QFormLayout()
-        form.addRow("Upstream", self.upstream)
-        form.addRow("Port (127.0.0.1)", self.port)
-        base_row = QHBoxLayout()
-        base_row.addWidget(self.base_url, 1)
-        base_row.addWidget(self.copy_button)
-        form.addRow("Base URL", base_row)
-        env_row = QHBoxLayout()
-        env_row.addWidget(self.env, 1)
-        env_row.addWidget(self.copy_env, 0, Qt.AlignmentFlag.AlignTop)
-        form.addRow("Environment", env_row)
-        layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.message)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.start_button)
-        close = QPushButton("Close", self)
-        close.clicked.connect(self.close)
-        buttons.addWidget(close)
-        layout.addLayout(buttons)
-        self.start_button.clicked.connect(self._on_start_clicked)
-        self.copy_button.clicked.connect(self._on_copy_clicked)
-        self.copy_env.clicked.connect(self._on_copy_env_clicked)
-        controller.stateChanged.connect(self._show_state)
-        self._show_state()
-
-    def chosen_upstream(self) -> str:
-        text = self.upstream.currentText().strip()
-        if text == DEMO_UPSTREAM and self.demo is not None and self.demo.running:
-            return self.demo.base_url("openai").removesuffix("/v1")
-        return text
-
-    def _on_start_clicked(self) -> None:
-        c = self.controller
-        if c.running:
-            c.stop()
-            return
-        demo = self.demo
-        if self.upstream.currentText().strip() == DEMO_UPSTREAM and demo and not demo.running:
-            import asyncio
-
-            self.message.setText("Starting the built-in demo…")
-            task = asyncio.ensure_future(demo.ensure_started())
-            task.add_done_callback(lambda _t: self._on_start_clicked())
-            return
-        upstream = self.chosen_upstream()
-        self.message.setText("Starting…")
-        self.start_button.setEnabled(False)
-        c.start(upstream, self.port.value(), tls=self._tls.get(upstream))
-
-    def _show_state(self) -> None:
-        c = self.controller
-        self.start_button.setEnabled(True)
-        running = c.server is not None
-        self.start_button.setText("Stop" if running else "Start")
-        self.upstream.setEnabled(not running)
-        self.port.setEnabled(not running)
-        if c.server is not None:
-            self.base_url.setText(c.server.base_url)
-            self.env.setPlainText("\n".join(c.server.env_lines()))
-            self.message.setText(
-                f"Listening on {c.server.root_url}: point a client's base URL here; its "
-                "exchanges appear in the Tapped list."
-            )
-        else:
-            self.base_url.clear()
-            self.env.clear()
-            said = "The tap stopped" if c.died else "Could not start"
-            self.message.setText(f"{said}: {c.error}" if c.error else "")
-        self.adjustSize()  # (the message may have grown a line)
-
-    def _on_copy_clicked(self) -> None:
-        QGuiApplication.clipboard().setText(self.base_url.text())
-
-    def _on_copy_env_clicked(self) -> None:
-        QGuiApplication.clipboard().setText(self.env.toPlainText())

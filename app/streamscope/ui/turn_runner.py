@@ -29,7 +29,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.capture.format import Capture, ReadLog
     from streamscope.core.capture.recorder import CaptureRecorder
+    from streamscope.core.net.arrivals import ArrivalSource
     from streamscope.core.net.client import StreamClient, StreamTimeouts, TLSOptions, TurnObserver
     from streamscope.core.net.worker import StreamWorker
     from streamscope.core.turn.pipeline import PipelineUpdate
@@ -74,6 +75,9 @@ class TurnStart:
     """The capture being written, when the runner has a capture store."""
     timeouts: StreamTimeouts | None = None
     """The client's timeouts for a live turn (``None``: a replay)."""
+    arrivals: ArrivalSource | None = None
+    """What the turn's reader has received, read at any moment (a live turn): ahead of the
+    batches when they queue behind a slow display."""
 
 
 ProgressBatch = Progress
@@ -139,8 +143,9 @@ class TurnRunner(QObject):
     ) -> None:
         """``worker``: run live turns in that stream worker process (replays run here);
         without one, or if it cannot start, ``client`` runs them on this thread.
-        ``warm_up``: load the network stack in the background once the window shows (not
-        for a runner that only replays)."""
+        ``warm_up``: once the window shows, start the worker and load in the background
+        what the first send would otherwise do on this thread (not for a runner that only
+        replays; see :func:`warm_up_network`, and :attr:`warm_ups` for more)."""
         super().__init__(parent)
         self._client = client
         self._worker = worker
@@ -154,6 +159,7 @@ class TurnRunner(QObject):
         self._replaying = False
         self._recorded: ReadLog | None = None
         self._timeouts: StreamTimeouts | None = None
+        self._arrivals: ArrivalSource | None = None
         self._interval_ms = float(pacing.FLUSH_INTERVAL_MS)
         self.clock = clock if clock is not None else default_clock()
         self.clock.add_source(self._deliver)
@@ -168,13 +174,20 @@ class TurnRunner(QObject):
         self._capture: Capture | None = None
         self._recorder: CaptureRecorder | None = None
         self._recording: asyncio.Future[Capture] | None = None
+        self.warm_ups: list[Callable[[], object]] = []
+        """Called (on this thread: quick) when the runner warms up: what else the first
+        send needs ready (the built-in demo's modules)."""
+        self.warming: threading.Thread | None = None
+        """The warm-up's background loading, once started (:func:`warm_up_network`)."""
         # Once the event loop runs (the window has painted), load the HTTP stack's lazy
         # parts in the background, so the first send does not import them on the UI thread.
         if warm_up:
             QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, self._warm_up))
 
     def _warm_up(self) -> None:
-        warm_up_network(http=self._worker is None)
+        self.warming = warm_up_network(http=self._worker is None)
+        for warm in self.warm_ups:
+            warm()
         if self._worker is None:
             return
         # The first send should not wait for the worker process to start and import.
@@ -184,6 +197,14 @@ class TurnRunner(QObject):
             return
         self._warming = loop.create_task(self._worker.start())
         self._warming.add_done_callback(_consume_result)
+
+    async def warmed(self) -> None:
+        """Wait (without blocking the loop) until the warm-up's background loading is done,
+        if it runs: the first send waits for it rather than do the same on this thread —
+        two threads importing one module wait for each other, and detecting the keyring's
+        backend twice is twice the work."""
+        while self.warming is not None and self.warming.is_alive():
+            await asyncio.sleep(0.01)
 
     @property
     def worker(self) -> StreamWorker | None:
@@ -250,14 +271,31 @@ class TurnRunner(QObject):
 
             try:
                 return await worker.run_turn(
-                    spec, dialect=dialect, timeouts=timeouts, tls=tls, observer=observer
+                    spec,
+                    dialect=dialect,
+                    timeouts=timeouts,
+                    tls=tls,
+                    observer=observer,
+                    arrivals=self._use_arrivals,
                 )
             except WorkerUnavailable as exc:
                 _log.warning("%s; streaming in the window's process instead", exc)
                 self._worker = None
+        from streamscope.core.net.arrivals import ArrivalBoard
+        from streamscope.core.turn.observer import MultiObserver
+
+        board = ArrivalBoard.private()  # (the reads come here: the same board, unshared)
+        self._use_arrivals(board.source(0))
         return await self.client.run_turn(
-            spec, dialect=dialect, timeouts=timeouts, tls=tls, observer=observer
+            spec,
+            dialect=dialect,
+            timeouts=timeouts,
+            tls=tls,
+            observer=MultiObserver(board.log(0), observer),
         )
+
+    def _use_arrivals(self, source: ArrivalSource) -> None:
+        self._arrivals = source
 
     def start_replay(
         self, capture: Capture, *, speed: float | None = None, dialect: str | None = None
@@ -285,6 +323,7 @@ class TurnRunner(QObject):
         self._capture = None
         self._recorder = None
         self._timeouts = None
+        self._arrivals = None
         self.capture_id = None
         self.last_turn = self.last_saved_turn = None
         self.last_capture = None
@@ -322,7 +361,15 @@ class TurnRunner(QObject):
         recorder = self._recorder
         scrubber = recorder.scrubber if recorder is not None else Scrubber()
         start = TurnStart(
-            spec, body, self._dialect, t, self._recorded, scrubber, self.capture_id, self._timeouts
+            spec,
+            body,
+            self._dialect,
+            t,
+            self._recorded,
+            scrubber,
+            self.capture_id,
+            self._timeouts,
+            self._arrivals,
         )
         self.turnStarted.emit(start)
 
@@ -415,25 +462,36 @@ _HTTP_MODULES = (
     "streamscope.core.net.client",
 )
 _KEY_MODULES = ("keyring", "streamscope.core.net.secrets")  # the API key lookup
-_TURN_END_MODULES = ("streamscope.core.verdict",)  # the Verdict tab's checker (~25 ms)
-_warmed: set[bool] = set()
+_TURN_MODULES = (
+    "streamscope.core.capture.recorder",  # every live turn is recorded (TurnRunner.start)
+    "streamscope.core.verdict",  # the Verdict tab's checker, at the turn's end (~25 ms)
+)
+_warming: dict[bool, threading.Thread] = {}
 
 
-def warm_up_network(*, http: bool = True) -> None:
-    """Import what the first send would import on the UI thread (the keyring, the verdict's
-    checker and, unless the stream worker reads the stream, the HTTP stack: ~60 ms) in a
-    background thread, once. Imports only: no Qt, no sockets, no keyring access."""
-    if http in _warmed:
-        return
-    _warmed.add(http)
-    names = (*_KEY_MODULES, *_TURN_END_MODULES, *(_HTTP_MODULES if http else ()))
+def warm_up_network(*, http: bool = True) -> threading.Thread:
+    """Do what the first send would do on the UI thread, in a background thread, once:
+    import the keyring, the capture recorder, the verdict's checker and, unless the stream
+    worker reads the stream, the HTTP stack (~60 ms); then detect the keyring's backend
+    (``keyring.get_keyring()``: its plugins' imports, 0.1-0.4 s on a desktop; it reads no
+    key, so nothing can prompt). No Qt, no sockets. Returns the thread (the one of an
+    earlier call)."""
+    thread = _warming.get(http)
+    if thread is None:
+        names = (*_KEY_MODULES, *_TURN_MODULES, *(_HTTP_MODULES if http else ()))
 
-    def load() -> None:
-        for name in names:
-            with contextlib.suppress(ImportError):
-                importlib.import_module(name)
+        def load() -> None:
+            for name in names:
+                with contextlib.suppress(ImportError):
+                    importlib.import_module(name)
+            with contextlib.suppress(Exception):  # (a broken keyring says so when it is used)
+                import keyring
 
-    threading.Thread(target=load, name="network-warm-up", daemon=True).start()
+                keyring.get_keyring()
+
+        thread = _warming[http] = threading.Thread(target=load, name="network-warm-up", daemon=True)
+        thread.start()
+    return thread
 
 
 def _consume_result(task: asyncio.Task[Any]) -> None:

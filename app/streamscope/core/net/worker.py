@@ -11,7 +11,10 @@ makes compact batches of what arrives; the parent's observer gets ``request_star
 ``finished``, in order, on its event loop.
 
 Messages are length-prefixed pickles (:mod:`~streamscope.core.net.messages`: both ends are
-this program, over a private socket pair). Cancelling ``run_turn`` asks the child to cancel
+this program, over a private socket pair). What the child has read is also on a shared
+:class:`~streamscope.core.net.arrivals.ArrivalBoard` (its descriptor handed over with the
+socket's), written on every read: the window knows when data last arrived even while the
+batches that carry it still wait in the socket. Cancelling ``run_turn`` asks the child to cancel
 the turn and waits (briefly) for the cancelled Turn with everything read so far. If the
 child dies, the turn ends as an error that keeps the text received so far, and the next
 turn starts a new child.
@@ -32,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from streamscope.core.net.arrivals import ArrivalBoard, ArrivalLog, ArrivalSource
 from streamscope.core.net.messages import helper_command, pack, receive
 from streamscope.core.turn.model import ToolCallState, Turn, apply_tool_calls
 from streamscope.core.turn.observer import TurnObserver
@@ -48,7 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["WORKER_FLAG", "StreamWorker", "WorkerUnavailable", "worker_main"]
 
 WORKER_FLAG = "--stream-worker"
-"""``streamscope --stream-worker FD`` runs the child end (not a user-facing command)."""
+"""``streamscope --stream-worker FD [BOARD_FD]`` runs the child end (not a user-facing
+command): the socket's descriptor, the arrival board's."""
 
 SEND_EVERY_S = 0.004
 """The child sends what it has at least this often while a stream flows..."""
@@ -80,11 +85,13 @@ class _Turn:
 
 
 class StreamWorker:
-    """The parent's handle on the worker process (one turn at a time, or several)."""
+    """The parent's handle on the worker process (one turn at a time, or several).
+    ``command(socket_fd, board_fd)``: the child's command line."""
 
-    def __init__(self, command: Callable[[int], list[str]] | None = None) -> None:
+    def __init__(self, command: Callable[[int, int], list[str]] | None = None) -> None:
         self._command = command or _default_command
         self._proc: subprocess.Popen[bytes] | None = None
+        self._board: ArrivalBoard | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._reading: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[None] | None = None
@@ -112,9 +119,16 @@ class StreamWorker:
             raise WorkerUnavailable("the stream worker needs a POSIX system")
         parent, child = socket.socketpair()
         try:
+            board = ArrivalBoard.create()
+        except OSError as exc:
+            parent.close()
+            child.close()
+            raise WorkerUnavailable(f"could not share memory with the worker: {exc}") from exc
+        assert board.fd is not None
+        try:
             proc = subprocess.Popen(
-                self._command(child.fileno()),
-                pass_fds=(child.fileno(),),
+                self._command(child.fileno(), board.fd),
+                pass_fds=(child.fileno(), board.fd),
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # Ctrl-C in a terminal is the window's to handle
             )
@@ -123,7 +137,9 @@ class StreamWorker:
             raise WorkerUnavailable(f"could not start the stream worker: {exc}") from exc
         finally:
             child.close()
+            board.close_fd()
         self._proc = proc
+        self._board = board
         # Reap the child whenever it ends (it ends when its socket closes, with us or not).
         threading.Thread(target=proc.wait, name="stream-worker-reaper", daemon=True).start()
         try:
@@ -142,14 +158,19 @@ class StreamWorker:
         tls: TLSOptions | None = None,
         observer: TurnObserver,
         keep_frames: bool = True,
+        arrivals: Callable[[ArrivalSource], None] | None = None,
     ) -> Turn:
         """Run a turn in the worker; ``observer`` sees it as described in the module
-        docstring. Raises :class:`WorkerUnavailable` if the worker cannot start."""
+        docstring; ``arrivals`` is told, before the request goes out, where to read what
+        the child has received of it. Raises :class:`WorkerUnavailable` if the worker
+        cannot start."""
         from streamscope.core.net.options import StreamTimeouts, TLSOptions
 
         await self.start()
         assert self._writer is not None
         turn_id = next(self._ids)
+        if arrivals is not None and self._board is not None:
+            arrivals(self._board.source(turn_id))
         done: asyncio.Future[Turn] = asyncio.get_running_loop().create_future()
         self._turns[turn_id] = _Turn(spec, observer, done, t0=time.monotonic())
         self._writer.write(
@@ -262,19 +283,23 @@ class StreamWorker:
             proc.kill()
 
 
-def _default_command(fd: int) -> list[str]:
-    return helper_command(WORKER_FLAG, fd)
+def _default_command(fd: int, board: int) -> list[str]:
+    return helper_command(WORKER_FLAG, fd, board)
 
 
 # -- the child's end ------------------------------------------------------------------------
 
 
 class _Forwarder(TurnObserver):
-    """The child's observer: encodes the turn and sends it to the parent, in order."""
+    """The child's observer: encodes the turn and sends it to the parent, in order; writes
+    what arrived on the board (``log``) at once."""
 
-    def __init__(self, writer: asyncio.StreamWriter, turn_id: int) -> None:
+    def __init__(
+        self, writer: asyncio.StreamWriter, turn_id: int, log: ArrivalLog | None = None
+    ) -> None:
         self._writer = writer
         self._id = turn_id
+        self._log = log if log is not None else TurnObserver()
         self._encoder = ProgressEncoder()
         self._last_send = time.monotonic()
         self._later: asyncio.TimerHandle | None = None
@@ -298,9 +323,11 @@ class _Forwarder(TurnObserver):
         self._send("response", status, headers, t)
 
     def read(self, data: bytes, t: float) -> None:
+        self._log.read(data, t)
         self._encoder.read(data, t)
 
     def progressed(self, update: PipelineUpdate, t: float) -> None:
+        self._log.progressed(update, t)
         self._encoder.progressed(update, t)
         pending = self._encoder.pending
         if pending.frame_count >= SEND_FRAMES or time.monotonic() - self._last_send >= SEND_EVERY_S:
@@ -309,6 +336,7 @@ class _Forwarder(TurnObserver):
             self._later = asyncio.get_running_loop().call_later(SEND_EVERY_S, self._flush)
 
     def ended(self, end: StreamEnd) -> None:
+        self._log.ended(end)
         self._flush()
         self._send("ended", end)
 
@@ -317,7 +345,7 @@ class _Forwarder(TurnObserver):
         self._send("finished", turn)
 
 
-async def _serve(sock: socket.socket) -> None:
+async def _serve(sock: socket.socket, board: ArrivalBoard | None) -> None:
     from streamscope.core.net.client import StreamClient
 
     reader, writer = await asyncio.open_connection(sock=sock)
@@ -327,7 +355,7 @@ async def _serve(sock: socket.socket) -> None:
 
     async def run(turn_id: int, args: list[Any]) -> Turn:
         spec, dialect, timeouts, tls, keep_frames = args
-        forwarder = _Forwarder(writer, turn_id)
+        forwarder = _Forwarder(writer, turn_id, board.log(turn_id) if board else None)
         try:
             return await client.run_turn(
                 spec,
@@ -376,8 +404,10 @@ async def _warm_up(client: StreamClient) -> None:
 
 
 def worker_main(argv: list[str]) -> int:
-    """The child process: serve the parent over the socket whose descriptor is ``argv[0]``."""
+    """The child process: serve the parent over the socket whose descriptor is ``argv[0]``,
+    writing arrivals on the board whose descriptor is ``argv[1]`` (if given)."""
     sock = socket.socket(fileno=int(argv[0]))
+    board = ArrivalBoard.attach(int(argv[1])) if len(argv) > 1 else None
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(sock))
+        asyncio.run(_serve(sock, board))
     return 0

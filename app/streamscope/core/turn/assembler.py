@@ -226,6 +226,11 @@ class TurnAssembler:
         """The terminal signal, once it arrived."""
         return self._terminal
 
+    @property
+    def progress(self) -> int:
+        """Progress events so far (what :attr:`TurnDelta.progress` counts)."""
+        return self._progress
+
     def _timings(self, end_time: float | None = None) -> Timings:
         return Timings(
             self._request_sent,

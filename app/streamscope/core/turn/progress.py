@@ -56,6 +56,7 @@ __all__ = [
     "MarkedFrame",
     "Progress",
     "ProgressEncoder",
+    "frame_kind",
 ]
 
 
@@ -111,6 +112,20 @@ _EVENT_KINDS: dict[type[StreamEvent], int] = {
     MalformedFrame: FrameKind.MALFORMED,
     ServerError: FrameKind.ERROR,
 }
+
+
+def frame_kind(frame: RawFrame, events: list[StreamEvent]) -> int:
+    """A frame's :class:`FrameKind`, as :class:`ProgressEncoder` stores it in the rows (its
+    loop inlines this rule for speed): the most severe of its events' kinds; without
+    events, an error row (a :class:`MarkedFrame`), a keep-alive (a comment or a blank
+    block), or data."""
+    if events:
+        return max(_EVENT_KINDS.get(type(event), FrameKind.DATA) for event in events)
+    if type(frame) is MarkedFrame:
+        return FrameKind.ERROR
+    if frame.event is None and (frame.complete or frame.comments):
+        return FrameKind.COMMENT
+    return FrameKind.DATA
 
 
 @dataclass(slots=True)

@@ -3,7 +3,9 @@ that ends where the client gives up (its idle or first-byte timeout), so it grow
 the first seconds and still shows how close the timeout is after minutes.
 
 It renders the :class:`~streamscope.core.turn.liveness.Liveness` the paint clock hands the
-Timeline; it computes nothing about the turn itself.
+Timeline; it computes nothing about the turn itself. While the display lags behind the
+stream, the bar says so in its line of words ("showing 12 s behind the stream"; with no
+silence, the words alone, without the bar).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ _TICKS = ((10.0, "10 s"), (60.0, "1 min"), (300.0, "5 min"), (600.0, "10 min"))
 
 
 class SilenceBar(QWidget):
-    """Hidden while the stream moves; see the module docstring."""
+    """Hidden while the stream moves and the display keeps up; see the module docstring."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -39,8 +41,9 @@ class SilenceBar(QWidget):
         return QSize(360, self.fontMetrics().height() * 2 + 16)
 
     def show_liveness(self, live: Liveness | None) -> None:
-        """Show ``live``'s silence (hide when there is none)."""
-        self.live = live if live is not None and live.silence is not None else None
+        """Show ``live``'s silence or lag (hide when there is neither)."""
+        said = live is not None and (live.silence is not None or live.behind is not None)
+        self.live = live if said else None
         words = " · ".join(self.live.words()) if self.live is not None else ""
         if words != self.accessibleName():  # (the painted words, for a screen reader)
             self.setAccessibleName(words)
@@ -66,7 +69,7 @@ class SilenceBar(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         live = self.live
-        if live is None or live.silence is None:
+        if live is None:
             return
         p = QPainter(self)
         fm = self.fontMetrics()
@@ -76,6 +79,9 @@ class SilenceBar(QWidget):
         p.setPen(colour("silence", pal))  # (amber)
         p.drawText(QRectF(0, 0, self.width(), line), Qt.AlignmentFlag.AlignLeft,
                    " · ".join(live.words()))  # fmt: skip
+        if live.silence is None:  # (the display lags; the stream moves: no bar)
+            p.end()
+            return
         track = QRectF(0, line + 3, self.width() - 1, 8)
         background = QColor(dim)
         background.setAlpha(50)
