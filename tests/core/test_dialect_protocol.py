@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import streamscope.demo.scenarios as demo_scenarios
+import streamscope.demo.dialects as demo_dialects
 from streamscope.core.capture.format import Capture, CaptureResponse
 from streamscope.core.net.raw_request import user_text
 from streamscope.core.wire.conversation import Conversation, Message
@@ -82,7 +82,7 @@ def test_auto_falls_back_by_framing() -> None:
 
 def test_every_builtin_is_served_by_the_demo() -> None:
     # the demo's own list (it is an independent oracle and never imports core's dialects)
-    served = set(demo_scenarios.DIALECTS)
+    served = {d.name for d in demo_dialects.demo_dialects()}
     assert {get_dialect(n).demo_name for n in BUILTINS} <= served
     assert all(get_dialect(n).demo_name is not None for n in BUILTINS)
 

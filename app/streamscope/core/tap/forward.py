@@ -16,10 +16,10 @@ clock for every process of the machine). The recording half
 Reading a stream as a turn costs several microseconds of Python per frame — far more than
 forwarding it — so ``streamscope tap`` and the window run the forwarder in a child process
 of its own (:mod:`~streamscope.core.tap.forward_child`, ``streamscope --tap-forwarder``), and
-a client's stream is never slowed by its recording. The child sends the messages as length-prefixed pickles
-over a socket pair (both ends are this program); what the parent has not taken yet waits in
-the child's memory, up to :data:`BACKLOG_LIMIT` bytes — beyond that the forwarding waits
-for the recording (memory stays bounded for endless floods).
+a client's stream is never slowed by its recording. The child sends the messages as
+length-prefixed pickles over a socket pair (both ends are this program); what the parent has
+not taken yet waits in the child's memory, up to :data:`BACKLOG_LIMIT` bytes — beyond that
+the forwarding waits for the recording (memory stays bounded for endless floods).
 """
 
 from __future__ import annotations
