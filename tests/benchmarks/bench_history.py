@@ -172,12 +172,12 @@ async def _until(condition: Callable[[], bool], timeout: float = 60.0) -> float:
     return time.perf_counter()
 
 
-def _quiet_after(late: list[float], started: float, interval: float = 0.005) -> float:
-    """When (seconds after ``started``'s first tick) the last tick late by
-    :data:`QUIET_LATE_MS` or more ended, from the probe's ticks."""
+def _quiet_after(probe: StallProbe, interval: float = 0.005) -> float:
+    """When (seconds after the probe started) the last tick late by :data:`QUIET_LATE_MS`
+    or more ended."""
     t = 0.0
     quiet = 0.0
-    for lateness in late:
+    for lateness in probe.late:
         t += interval + lateness / 1000
         if lateness >= QUIET_LATE_MS:
             quiet = t
@@ -256,7 +256,7 @@ def case_switch(long_id: str, max_steps: str) -> dict[str, Any]:
             first_cards_ms=(t_cards - t0) * 1000,
             stall_max_ms=stalls["stall_max_ms"],
             stall_p99_ms=stalls["stall_p99_ms"],
-            quiet_s=_quiet_after(stalls["late_ms"], t0),
+            quiet_s=_quiet_after(probe),
             cards_built=len(window.chat.cards()),
         )
         out["rss_open_mb"] = rss_mb()[0]
