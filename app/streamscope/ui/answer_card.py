@@ -392,6 +392,11 @@ class AssistantCard(CardFrame):
         """Whether Markdown rendering is still in progress."""
         return bool(self._jobs)
 
+    def height_settled(self) -> bool:
+        """Whether the card is as tall as it will be (not while a finished answer's
+        Markdown is rendered: it grows slice by slice)."""
+        return self.turn is None or not self._jobs
+
     def _show_outcome(self, turn: Turn) -> None:
         outcome = turn.outcome or Outcome.COMPLETED
         palette = self.palette()
