@@ -204,6 +204,13 @@ class CardColumn(QAbstractScrollArea):
         """Every card built, shown or kept, with its key."""
         return list(self._cards.items())
 
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    def row_height(self, row: ChatRow) -> int:
+        """``row``'s card's height: measured once built, estimated before."""
+        return self._heights[row.index] - SPACING
+
     def content_height(self) -> int:
         """The height of the whole column (rows not built: estimated)."""
         if not self._rows:
