@@ -253,7 +253,8 @@ class CardColumn(QAbstractScrollArea):
         return super().viewportEvent(event)
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
-        self._update()
+        self.viewport().scroll(dx, dy)  # (the cards move with what is painted: only the
+        self._update()  # strip scrolled into view is painted)
 
     def following(self) -> bool:
         """Whether the end stays in view as heights change (else the row at the top)."""

@@ -203,8 +203,7 @@ class AnswersRow(ChatRow):
         return self.shown.estimate(metrics)
 
     def read_texts(self) -> None:
-        for slot in self.slots:
-            slot.read_texts()
+        self.shown.read_texts()  # (another alternative is read when it is shown)
 
 
 CardKey = ChatRow | AnswerSlot

@@ -28,6 +28,8 @@ _WIDE = re.compile(
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^#{1,6}\s")
 _ITEM = re.compile(r"^\s*(?:[-+*]|\d{1,9}[.)])\s")
+_MARKS = frozenset("`~|#-+*0123456789")
+"""How a fence, a table row, a heading or a list item starts (after its indentation)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,35 +61,40 @@ def text_shape(text: str, *, markdown: bool = True) -> TextShape:
     code_lines = code_blocks = table_rows = tables = 0
     fence = ""
     in_paragraph = in_table = False
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()  # (what follows the last line end)
+    for line in lines:
         if fence:
             if line.strip().startswith(fence):
                 fence = ""
             else:
                 code_lines += 1
             continue
-        match = _FENCE.match(line)
-        if match:
-            fence = match.group(1)[:3]
-            code_blocks += 1
-            in_paragraph = in_table = False
-            continue
         stripped = line.strip()
         if not stripped:
             in_paragraph = in_table = False
             continue
-        if stripped.startswith("|"):
-            if not in_table:
-                tables += 1
-                in_table = True
-            if not set(stripped) <= set("|-: "):  # (the separator row is not shown)
-                table_rows += 1
-            continue
-        size = len(stripped) + len(_WIDE.findall(stripped))
-        if _HEADING.match(stripped):
+        head = stripped[0]
+        if head in _MARKS:  # (most lines are prose: the patterns only for the others)
+            match = _FENCE.match(line)
+            if match:
+                fence = match.group(1)[:3]
+                code_blocks += 1
+                in_paragraph = in_table = False
+                continue
+            if head == "|":
+                if not in_table:
+                    tables += 1
+                    in_table = True
+                if not set(stripped) <= set("|-: "):  # (the separator row is not shown)
+                    table_rows += 1
+                continue
+        size = len(stripped) if stripped.isascii() else len(stripped) + len(_WIDE.findall(stripped))
+        if head == "#" and _HEADING.match(stripped):
             headings += 1
             in_paragraph = False
-        elif _ITEM.match(line):
+        elif head in _MARKS and _ITEM.match(line):
             items += 1
             paragraphs += 1
             in_paragraph = True
