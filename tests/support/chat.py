@@ -4,11 +4,7 @@ near the viewport anyway)."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import TYPE_CHECKING
-
-from PySide6.QtWidgets import QApplication
 
 if TYPE_CHECKING:
     from streamscope.ui.answer_card import AssistantCard
@@ -22,20 +18,9 @@ def answer_cards(controller: ChatController) -> list[AssistantCard]:
     return [controller.answer_card(i) for i in range(len(controller.answers))]
 
 
-def settled(chat: CardColumn, aloop: asyncio.AbstractEventLoop | None = None) -> CardColumn:
-    """``chat`` once the cards ahead of its viewport are built (it builds the ones in view
-    at once, the others over the next passes of the event loop: ``aloop``'s, when a turn
-    runs on it)."""
-    deadline = time.monotonic() + 10
-
-    async def wait() -> None:
-        while chat.pending():
-            assert time.monotonic() < deadline, "the chat keeps building"
-            await asyncio.sleep(0.001)
-
-    if aloop is not None:
-        aloop.run_until_complete(wait())
-    while chat.pending():
-        assert time.monotonic() < deadline, "the chat keeps building"
-        QApplication.processEvents()
+def settled(chat: CardColumn) -> CardColumn:
+    """``chat`` with the cards ahead of its viewport built (it builds the ones in view at
+    once, the others over the next passes of the event loop)."""
+    chat.settle()
+    assert not chat.pending()
     return chat

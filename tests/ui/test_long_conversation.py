@@ -277,14 +277,14 @@ def test_the_live_answer_streams_on_while_the_user_reads_far_above(
     card._tail_appender.append = lambda text: (appended.append(text), append(text))[1]  # type: ignore[method-assign]
     wait_until(aloop, lambda: len(card.text()) > 100)
     chat.scroll_to(0)  # the user reads the beginning meanwhile
-    settled(chat, aloop)
+    settled(chat)
     assert card not in chat.cards() and card.isHidden()
     at_top = len(card.text())
     wait_until(aloop, lambda: len(card.text()) > at_top + 100 or not controller.busy)
     assert len(card.text()) > at_top and card.isHidden()  # it streams on, unseen
     assert chat.scroll_bar_value() == 0  # (and the view stays where the user is)
     chat.scroll_to_bottom()
-    assert settled(chat, aloop).cards()[-1] is card  # the same card: never released
+    assert settled(chat).cards()[-1] is card  # the same card: never released
     wait_turn(window, aloop)
     wait_until(aloop, lambda: not card.is_rendering())
     assert card.text() == "".join(deltas)  # whole, as it came

@@ -200,6 +200,13 @@ class CardColumn(QAbstractScrollArea):
         event loop)."""
         return self._more.isActive()
 
+    def settle(self) -> None:
+        """Build the cards ahead of the viewport now, not over the next passes of the event
+        loop (a screenshot, a test)."""
+        while self._more.isActive():
+            self._more.stop()
+            self._update()
+
     def built_cards(self) -> list[tuple[CardKey, QWidget]]:
         """Every card built, shown or kept, with its key."""
         return list(self._cards.items())
