@@ -13,6 +13,7 @@ meanwhile, and a later choice wins over a load still running (:attr:`loading`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from streamscope.ui.tools_panel import ToolsPanel
 
 __all__ = ["OPEN_AT_ONCE", "WELCOME", "ConversationSwitcher", "welcome"]
+
+_log = logging.getLogger("streamscope.chat")
 
 OPEN_AT_ONCE = 120
 """A conversation of at most this many messages is read and shown without waiting for a
@@ -155,12 +158,7 @@ class ConversationSwitcher(QObject):
                 return
             self.open(session)
             return
-        self._loading_id = conversation_id
-        self.loading = asyncio.ensure_future(self._open_later(conversation_id, missing))
-
-    async def _open_later(self, conversation_id: int, missing: Callable[[], object]) -> None:
-        store, controller = self._store, self._controller
-        assert store is not None
+        controller = self._controller
 
         def read() -> tuple[ChatSession, PreparedRows]:
             session = ChatSession.open(store, conversation_id)
@@ -168,11 +166,25 @@ class ConversationSwitcher(QObject):
 
         if self._io is None:
             self._io = ThreadPoolExecutor(1, thread_name_prefix="conversation-load")
+        self._loading_id = conversation_id
+        reading = asyncio.wrap_future(self._io.submit(read))  # (it starts now)
+        self.loading = asyncio.ensure_future(self._open_later(reading, missing))
+
+    async def _open_later(
+        self,
+        reading: asyncio.Future[tuple[ChatSession, PreparedRows]],
+        missing: Callable[[], object],
+    ) -> None:
+        controller = self._controller
         try:
-            session, rows = await asyncio.get_running_loop().run_in_executor(self._io, read)
+            session, rows = await reading
         except KeyError:
             self.loading = self._loading_id = None
             missing()
+            return
+        except Exception:  # (a database that cannot be read: the chat stays as it was)
+            self.loading = self._loading_id = None
+            _log.exception("could not load the conversation")
             return
         self.loading = self._loading_id = None
         if not controller.busy:  # (a turn started meanwhile: it stays in view)
