@@ -295,3 +295,26 @@ def test_the_live_answer_streams_on_while_the_user_reads_far_above(
         at = text.index(piece, at) + len(piece)
     assert card.rendered_pane().toPlainText().startswith("word0 word1")
     assert chat.is_at_bottom() and chat.cards()[-1] is card
+
+
+def test_a_later_choice_wins_over_a_long_conversation_still_loading(
+    qtbot: QtBot, aloop: qasync.QEventLoop, profile: Profile
+) -> None:
+    store, captures, facts = profile
+    window = MainWindow(demo_speed=25, store=store, captures=captures)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        assert window.controller.session.conversation_id == facts.latest_id  # (at once: short)
+        window.switcher.open_conversation(facts.long_id)
+        loading = window.switcher.loading
+        assert loading is not None and not loading.done()
+        assert window.controller.session.conversation_id == facts.latest_id  # (meanwhile)
+        window.switcher.new_conversation()  # the user goes on before it is loaded
+        assert window.switcher.loading is None
+        aloop.run_until_complete(asyncio.sleep(0.5))  # (the thread's read ends meanwhile)
+        assert loading.cancelled()
+        assert window.controller.session.conversation_id is None
+        assert [type(c) for c in settled(window.chat).cards()] == [NoticeCard]  # the welcome
+    finally:
+        aloop.run_until_complete(window.shutdown())
