@@ -352,6 +352,11 @@ def bench_startup(quick: bool) -> list[Row]:
             ".0f",
             " ms",
         ),
+        info(
+            name,
+            "the same, empty profile",
+            f"{max(r['after_build_stall_max_ms'] for r in empty):.0f} ms",
+        ),
         info(name, "cards built", str(big[-1]["cards"])),
     ]
 
