@@ -336,6 +336,7 @@ def bench_startup(quick: bool) -> list[Row]:
         info(name, "usable, big profile", f"{big_s:.2f} s"),
         check(name, "big / empty", big_s / empty_s, 1.2, ".2f", "x"),
         check(name, "worst stall", worst, 100, ".0f", " ms"),
+        info(name, "the same, empty profile", f"{max(r['stall_max_ms'] for r in empty):.0f} ms"),
         info(
             name,
             "building the panels, empty / big (median)",
