@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from itertools import zip_longest
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, Qt, QTimer
@@ -97,11 +98,7 @@ class CardColumn(QAbstractScrollArea):
     def set_rows(self, rows: Sequence[ChatRow]) -> None:
         """Show ``rows`` (a conversation opened, redrawn). Cards built for keys of the new
         rows are kept; the others are deleted."""
-        keys: set[int] = set()
-        for row in rows:
-            keys.add(id(row))
-            for slot in getattr(row, "slots", ()):
-                keys.add(id(slot))
+        keys = {id(key) for row in rows for key in (row, *getattr(row, "slots", ()))}
         for row in list(self._placed):
             self._release(row)
         for key in [k for k in self._cards if id(k) not in keys]:
@@ -223,10 +220,6 @@ class CardColumn(QAbstractScrollArea):
         if not self._rows:
             return 2 * MARGIN
         return 2 * MARGIN + self._heights.total() - SPACING
-
-    def row_top(self, row: ChatRow) -> int:
-        """Where ``row`` starts in the column (pixels from the top)."""
-        return MARGIN + self._heights.offset(row.index)
 
     # -- Qt -------------------------------------------------------------------------------
 
@@ -452,8 +445,5 @@ class CardColumn(QAbstractScrollArea):
 
 def _interleave(below: range, above: range) -> Iterator[int]:
     """The rows ahead, nearest first: below and above in turns."""
-    for i in range(max(len(below), len(above))):
-        if i < len(below):
-            yield below[i]
-        if i < len(above):
-            yield above[i]
+    for pair in zip_longest(below, above):
+        yield from (i for i in pair if i is not None)
