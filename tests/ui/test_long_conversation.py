@@ -24,6 +24,7 @@ from streamscope.core.turn.outcome import Outcome
 from streamscope.ui import card_column
 from streamscope.ui.answer_card import AssistantCard
 from streamscope.ui.chat_rows import AnswerSlot
+from streamscope.ui.chat_view import ChatView
 from streamscope.ui.main_window import MainWindow
 from streamscope.ui.message_card import NoticeCard, UserCard
 from streamscope.ui.theme import TEXT
@@ -129,6 +130,28 @@ def test_the_long_conversation_opens_whole_with_few_cards_built(
     assert isinstance(first, UserCard) and first.text() == messages[0].text
     assert first.y() == card_column.MARGIN
     assert chat.built <= 60 and len(chat.built_cards()) <= 30 + card_column.KEPT_CARDS
+
+
+def answers(chat: ChatView) -> list[AssistantCard]:
+    return [c for c in chat.cards() if isinstance(c, AssistantCard)]
+
+
+@pytest.mark.parametrize("where", [0.1, 0.5, 0.8])
+def test_a_jump_keeps_what_the_user_reads_still_as_the_cards_around_it_render(
+    window: MainWindow, aloop: qasync.QEventLoop, where: float
+) -> None:
+    chat = window.chat
+    chat.scroll_to(int(chat.verticalScrollBar().maximum() * where))
+    cards = settled(chat).cards()
+    height = chat.viewport().height()
+    anchor = [c for c in cards if c.y() <= 0][-1]  # (its row is at the top of the view)
+    assert cards.index(anchor) > 0  # (cards built above it, estimated until then)
+    y, value = anchor.y(), chat.scroll_bar_value()
+    assert any(c.is_rendering() for c in answers(chat))  # (in slices: heights change)
+    wait_until(aloop, lambda: not any(c.is_rendering() for c in answers(settled(chat))))
+    assert anchor.y() == y  # what the user reads did not move
+    assert chat.scroll_bar_value() != value  # (the heights above it did change)
+    assert anchor in chat.cards() and anchor.y() < height
 
 
 # -- state kept in the rows -------------------------------------------------------------------
