@@ -3,16 +3,18 @@
     .venv/bin/python tests/benchmarks/bench_history.py [--quick] [--only startup|switch]
 
 The profile is :mod:`tests.support.big_profile`'s full build (~1,000 conversations, ~70k
-messages, ~134 MB of text; built once into the temporary folder, ~30 s), copied for every
-case, which runs in a fresh subprocess (its own peak RSS) with the window offscreen as
-``run_app`` sets it up (GC on the Qt thread, a qasync loop, the frame painted before the
-panels are built). A stall is the lateness of a 5 ms repeating timer (``bench_gui``'s
-:class:`StallProbe`).
+messages, ~134 MB of text; built once into the temporary folder, ~30 s), copied into
+``STREAMSCOPE_HOME/data`` for every case, which runs in a fresh subprocess (its own peak
+RSS) with the window offscreen as ``run_app`` sets it up (GC on the Qt thread, a qasync
+loop, the frame painted before the panels are built). A stall is the lateness of a 5 ms
+repeating timer (``bench_gui``'s :class:`StallProbe`).
 
 1. **Start-up** — process start to a usable window: the panels built and the chat showing the
    most recent conversation's cards (then one more pass of the event loop); the worst stall
-   from the first paint to two seconds after that. With the big profile (the long
-   conversation made the most recent one) against an empty profile, alternated.
+   from the first paint to two seconds after that, and from when the panels are built (their
+   building is one stall, mostly imports, as long with an empty profile: both are shown).
+   With the big profile (the long conversation made the most recent one) against an empty
+   profile, alternated.
 2. **Switch** — the window open on the big profile, the 300-exchange / 727-message
    conversation is chosen (as a click in the list does): time to its first cards, the worst
    stall and when the window is quiet (the end of the last tick late by
