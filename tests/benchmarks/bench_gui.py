@@ -438,7 +438,7 @@ def case_firehose_gui(base_url: str, variant: str, n: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         window.composer.editor.setPlainText("go")
         window.composer._on_submit()
-        card = window.controller.answer_cards[-1]
+        card = window.controller.answer_card(-1)
         card.rendered.connect(lambda: rendered.done() or rendered.set_result(time.perf_counter()))
         t_done = await asyncio.wait_for(finished, 240)
         t_rendered = await asyncio.wait_for(rendered, 240)

@@ -90,11 +90,11 @@ def open_from_list(window: Any, conversation_id: int) -> None:
 
 
 def chat_scroll_bar(window: Any) -> Any:
-    return window.chat._scroll.verticalScrollBar()
+    return window.chat.verticalScrollBar()
 
 
 def chat_viewport(window: Any) -> Any:
-    return window.chat._scroll.viewport()
+    return window.chat.viewport()
 
 
 # -- cases ----------------------------------------------------------------------------------

@@ -561,14 +561,18 @@ def test_alternatives_are_per_step_in_the_session_and_after_opening(store: Store
     assert rows() == [("a1", True), ("b1", True), ("b2", False)]
 
 
-def test_a_conversation_opens_with_its_latest_200_messages(store: Store) -> None:
+def test_a_conversation_opens_whole_or_with_its_latest_messages(store: Store) -> None:
     session = ChatSession(store)
     for i in range(201):
         session.user_sent(f"q{i}", endpoint_name="e", model="m")
-    reopened = ChatSession.open(store, session.conversation_id or 0)
-    assert reopened.has_more is True
-    assert len(reopened.loaded_messages) == 200
-    assert reopened.loaded_messages[0].text == "q1"
+    whole = ChatSession.open(store, session.conversation_id or 0)  # (the window's way)
+    assert whole.has_more is False
+    assert [m.text for m in whole.loaded_messages] == [f"q{i}" for i in range(201)]
+    assert len(whole.history) == 201
+    latest = ChatSession.open(store, session.conversation_id or 0, limit=200)
+    assert latest.has_more is True
+    assert len(latest.loaded_messages) == 200
+    assert latest.loaded_messages[0].text == "q1"
 
 
 def test_a_save_made_before_the_timer_fires_leaves_the_timer_nothing_to_save(

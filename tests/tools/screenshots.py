@@ -166,14 +166,14 @@ async def restart_and_open_an_old_turn():
     again.setGeometry(0, 0, width, height)
     again.show()
     await asyncio.sleep(1.0)
-    cards = again.controller.answer_cards
-    if cards:  # scrolled up to it and its footer clicked, as a person would
+    if again.controller.answers:  # scrolled up to it and its footer clicked, as a person would
         from PySide6.QtCore import QPoint, Qt
         from PySide6.QtTest import QTest
 
-        again.chat.scroll_to(max(0, cards[0].y() - 60))
+        card = again.controller.answer_card(0)  # (the chat scrolls to it)
+        again.chat.scroll_to(max(0, again.chat.scroll_bar_value() - 60))
         await asyncio.sleep(0.3)
-        QTest.mouseClick(cards[0].footer, Qt.MouseButton.LeftButton, pos=QPoint(4, 4))
+        QTest.mouseClick(card.footer, Qt.MouseButton.LeftButton, pos=QPoint(4, 4))
         if again.controller.feed.loading is not None:
             await again.controller.feed.loading
     await asyncio.sleep(1.0)

@@ -116,8 +116,8 @@ def test_export_the_inspected_turn_as_har(
     window.composer._on_submit()
     second = aloop.run_until_complete(wait())
     assert second is not None and second.reason == "[DONE] received (finish_reason=length)"
-    first_card = window.controller.answer_cards[0]
-    window.controller.inspect(first_card)
+    first_card = window.controller.answer_card(0)
+    window.controller.inspect(window.controller.answers[0])
     assert first_card.turn_ref is not None and first_card.turn_ref.capture_id is not None
     window.files.export_har()
     assert window.files.exporting is not None

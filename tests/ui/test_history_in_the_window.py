@@ -24,6 +24,7 @@ from streamscope.core.wire.conversation import SKIPPED_RESULT
 from streamscope.ui.answer_card import AssistantCard
 from streamscope.ui.main_window import MainWindow
 from streamscope.ui.message_card import UserCard
+from support.chat import answer_cards, settled
 
 
 @pytest.fixture
@@ -75,7 +76,7 @@ def saved(store: Store, conv_id: int) -> list[tuple[str, str, bool]]:
 def shown(window: MainWindow) -> list[tuple[str, str]]:
     """The chat as the user sees it: visible cards, who and what."""
     out: list[tuple[str, str]] = []
-    for card in window.chat.cards():
+    for card in settled(window.chat).cards():
         if not card.isVisibleTo(window):
             continue
         if isinstance(card, UserCard):
@@ -93,7 +94,7 @@ def sent_messages(window: MainWindow) -> list[dict[str, object]]:
 
 
 def user_cards(window: MainWindow) -> list[UserCard]:
-    return [c for c in window.chat.cards() if isinstance(c, UserCard)]
+    return [c for c in settled(window.chat).cards() if isinstance(c, UserCard)]
 
 
 # -- Edit last -----------------------------------------------------------------------------
@@ -198,7 +199,7 @@ def test_edit_last_then_switching_away_and_restarting_loses_nothing(
         assert win.alt_label.text().strip() == "answer 2/2"
         win.prev_alt.click()  # Regenerate's first answer is still there
         assert win.alt_label.text().strip() == "answer 1/2"
-        first, second = win.controller.answer_cards[-2:]
+        first, second = answer_cards(win.controller)[-2:]
         assert first.isVisibleTo(win) and not second.isVisibleTo(win)
         assert win.composer.edit_button.isEnabled()
         aloop.run_until_complete(win.shutdown())
@@ -268,7 +269,7 @@ def test_a_resent_edit_is_a_branch_and_the_pager_shows_both(
     assert turn.outcome is Outcome.COMPLETED
     assert [m["content"] for m in sent_messages(window)] == ["Question B"]  # A is no context
     assert shown(window) == [("you", "Question B"), ("assistant", "You wrote: “Questi")]
-    assert "“Question B”" in window.controller.answer_cards[-1].text()
+    assert "“Question B”" in window.controller.answer_card(-1).text()
     card = user_cards(window)[0]
     assert card.version_label.text() == "version 2/2" and card.version_label.isVisibleTo(window)
     assert card.prev_version.isEnabled() and not card.next_version.isEnabled()
@@ -284,7 +285,7 @@ def test_a_resent_edit_is_a_branch_and_the_pager_shows_both(
 
     card.prev_version.click()  # page back: version 1 with its own answer
     assert shown(window) == [("you", "Question A"), ("assistant", "You wrote: “Questi")]
-    assert "“Question A”" in window.controller.answer_cards[-1].text()
+    assert "“Question A”" in window.controller.answer_card(-1).text()
     first = user_cards(window)[0]
     assert first.version_label.text() == "version 1/2" and not first.prev_version.isEnabled()
     assert [c for _, _, c in saved(store, conv_id)] == [True, True, False, True]
@@ -331,7 +332,7 @@ def test_a_message_after_unanswered_tool_calls_is_a_valid_request(
     window.tools_panel.examples_button.click()
     calls = send(window, aloop, "demo-tools", "weather?")
     assert [c.name for c in calls.tool_calls] == ["get_weather", "get_time"]
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     assert card.unanswered_label.isVisibleTo(window)
     assert card.unanswered_label.text() == (
         "⚠ 2 tool calls unanswered: send results below, or a new message sends them as"
@@ -358,7 +359,7 @@ def test_a_reopened_conversation_shows_sent_and_skipped_results(
     window.tools_panel.set_enabled(True)
     window.tools_panel.examples_button.click()
     send(window, aloop, "demo-tools", "weather?")
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     for box, result in zip(card.tool_call_boxes(), ['{"temp_c": 21}', "09:41"], strict=True):
         box.result.setPlainText(result)
     window.model_combo.setCurrentText("demo")
@@ -371,7 +372,7 @@ def test_a_reopened_conversation_shows_sent_and_skipped_results(
     window.switcher.new_conversation()
     window.switcher.open_conversation(conv_id)
 
-    answered, _final, skipped, _last = window.controller.answer_cards
+    answered, _final, skipped, _last = answer_cards(window.controller)
     assert [b.result.toPlainText() for b in answered.tool_call_boxes()] == [
         '{"temp_c": 21}',
         "09:41",
@@ -400,7 +401,7 @@ def test_the_shown_alternative_is_the_one_marked_skipped(
     window.composer.regenerate_button.click()
     wait_turn(window, aloop)
     window.prev_alt.click()  # back to the first answer's calls
-    first, second = window.controller.answer_cards
+    first, second = answer_cards(window.controller)
     assert first.isVisibleTo(window) and not second.isVisibleTo(window)
     follow_up = send(window, aloop, "demo", "no thanks")
     assert follow_up.outcome is Outcome.COMPLETED, follow_up.reason
@@ -415,7 +416,7 @@ def test_every_answer_with_alternatives_pages_on_its_own_card(
     send(window, aloop, "demo", "Q1")
     window.composer.regenerate_button.click()
     wait_turn(window, aloop)
-    first, second = window.controller.answer_cards
+    first, second = answer_cards(window.controller)
     assert not first.alt_label.isVisibleTo(window)  # (a hidden card)
     assert second.alt_label.text() == "answer 2/2" and second.alt_label.isVisibleTo(window)
     assert second.prev_alt.isEnabled() and not second.next_alt.isEnabled()
@@ -425,14 +426,14 @@ def test_every_answer_with_alternatives_pages_on_its_own_card(
     assert window.alt_label.text().strip() == "answer 1/2"
     first.next_alt.click()
     send(window, aloop, "demo", "Q2")  # the conversation goes on after answer 2
-    assert [c.alt_label.text() for c in window.controller.answer_cards] == [
+    assert [c.alt_label.text() for c in answer_cards(window.controller)] == [
         "answer 1/2", "answer 2/2", "answer 1/1",
     ]  # fmt: skip
     assert not window.alt_label.isVisibleTo(window)  # (the toolbar pages the last answer)
 
-    window.controller.answer_cards[1].prev_alt.click()  # an older answer: its branch shows
+    window.controller.answer_card(1).prev_alt.click()  # an older answer: its branch shows
     assert shown(window) == [("you", "Q1"), ("assistant", "You wrote: “Q1”\n\n#")]
-    shown_card = window.controller.answer_cards[0]
+    shown_card = window.controller.answer_card(0)
     assert shown_card.isVisibleTo(window) and shown_card.alt_label.text() == "answer 1/2"
     conv_id = window.controller.session.conversation_id
     assert conv_id is not None
@@ -443,9 +444,9 @@ def test_every_answer_with_alternatives_pages_on_its_own_card(
         ("user", "Q2", True),
         ("assistant", "Yo", True),
     ]
-    window.controller.answer_cards[0].next_alt.click()  # and back: Q2 is there again
+    window.controller.answer_card(0).next_alt.click()  # and back: Q2 is there again
     assert [t for _, t in shown(window)][::2] == ["Q1", "Q2"]
-    assert window.controller.answer_cards[1].alt_label.text() == "answer 2/2"
+    assert window.controller.answer_card(1).alt_label.text() == "answer 2/2"
 
 
 def test_regenerating_after_paging_back_shows_only_the_new_answer(
@@ -457,7 +458,7 @@ def test_regenerating_after_paging_back_shows_only_the_new_answer(
     window.prev_alt.click()  # answer 1/2 shown
     window.composer.regenerate_button.click()
     wait_turn(window, aloop)
-    cards = window.controller.answer_cards
+    cards = answer_cards(window.controller)
     assert [c.isVisibleTo(window) for c in cards] == [False, False, True]
     assert [c.alt_label.text() for c in cards] == ["answer 1/3", "answer 2/3", "answer 3/3"]
     assert window.alt_label.text().strip() == "answer 3/3"

@@ -192,7 +192,7 @@ def test_an_echoed_key_reaches_no_file_the_window_writes(
                 turn = aloop.run_until_complete(wait())
                 assert turn is not None and turn.outcome is not None
                 assert turn.outcome.value == outcome, (model, turn.reason)
-                card = window.controller.answer_cards[-1]
+                card = window.controller.answer_card(-1)
                 shown[model] = card.text()  # (live, the text is as it came)
                 if model in ("echo-text", "split-reads"):
                     assert not card.redacted_label.isHidden()  # the saved copy differs: said

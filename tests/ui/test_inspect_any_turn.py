@@ -31,6 +31,7 @@ from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.answer_card import AssistantCard
 from streamscope.ui.inspector.turn_feed import NO_CAPTURE, capture_gone
 from streamscope.ui.main_window import MainWindow
+from support.chat import answer_cards
 
 DEMO, DEMO_FRAMES = "First question about streams", 108
 """A prompt and the frames of the ``demo`` scenario's answer to it (OpenAI dialect: role,
@@ -143,7 +144,7 @@ def test_an_older_turn_opens_after_a_restart(
     assert header.text() == (f"{DEMO} · {clock(answers[1].created)} · demo-tools · ✓ completed")
     assert frames_of(second) == live_tools
     assert second.inspector.toolcalls_panel.call_count() == 2
-    cards = second.controller.answer_cards
+    cards = answer_cards(second.controller)
     assert [c.is_selected() for c in cards] == [False, True]
 
     click(qtbot, aloop, second, cards[0])
@@ -231,7 +232,7 @@ def test_paging_the_answers_shows_the_alternative_paged_to(
     assert inspector.header.text().endswith(" · demo · ✓ completed")
     assert inspector.frames_model.rowCount() == DEMO_FRAMES
     assert inspector.toolcalls_panel.call_count() == 0
-    shown = [c for c in window.controller.answer_cards if not c.isHidden()]
+    shown = [c for c in answer_cards(window.controller) if not c.isHidden()]
     shown[-1].next_alt.click()  # (the pager on the card shown)
     settle(aloop, window)
     assert inspector.header.text().endswith(" · demo-tools · ✓ completed")
@@ -247,7 +248,7 @@ def test_a_turn_without_its_capture_says_so_and_shows_nothing_stale(
     inspector, header = window.inspector, window.inspector.header
     send(window, aloop, "demo", DEMO)
     send(window, aloop, "demo-tools", TOOLS)
-    cards = window.controller.answer_cards
+    cards = answer_cards(window.controller)
     first = cards[0].turn_ref
     assert first is not None and first.capture_id is not None
     path = captures.path(first.capture_id)
@@ -270,7 +271,7 @@ def test_a_turn_without_its_capture_says_so_and_shows_nothing_stale(
     window.switcher.open_conversation(conv)
     settle(aloop, window)
     assert inspector.frames_model.rowCount() == TOOLS_FRAMES and not header.note.isVisibleTo(header)
-    click(qtbot, aloop, window, window.controller.answer_cards[0])
+    click(qtbot, aloop, window, window.controller.answer_card(0))
     assert header.note.text() == NO_CAPTURE
     assert inspector.frames_model.rowCount() == 0
     assert inspector.request_panel.request_view.placeholderText() == NO_CAPTURE
@@ -301,7 +302,7 @@ def test_a_live_turn_clicked_away_from_goes_on_and_comes_back_whole(
     window.model_combo.setCurrentText("demo-slow")
     window.composer.editor.setPlainText("Tell me slowly")
     window.composer._on_submit()
-    old_card, live_card = window.controller.answer_cards
+    old_card, live_card = answer_cards(window.controller)
     wait_until(aloop, lambda: feed.live_frames() >= 3)
 
     click(qtbot, aloop, window, old_card)  # (while it streams)
@@ -467,12 +468,12 @@ def test_reloaded_answer_cards_keep_their_model(
     window.model_combo.setCurrentText("demo-length")
     window.controller.regenerate()
     answer(window, aloop)
-    live = [c.title.text() for c in window.controller.answer_cards]
+    live = [c.title.text() for c in answer_cards(window.controller)]
     assert live == ["demo", "demo-length · answer 2"]
     close(aloop, window)
 
     again = open_window()
-    assert [c.title.text() for c in again.controller.answer_cards] == live
+    assert [c.title.text() for c in answer_cards(again.controller)] == live
     # an answer saved before the model was kept: labelled with its conversation's model
     conv = store.create_conversation("Older", endpoint_name="OpenAI", model="gpt-x")
     store.add_user_message(conv, "hello")
@@ -481,7 +482,7 @@ def test_reloaded_answer_cards_keep_their_model(
     )
     again.switcher.open_conversation(conv)
     settle(aloop, again)
-    assert [c.title.text() for c in again.controller.answer_cards] == ["gpt-x"]
+    assert [c.title.text() for c in answer_cards(again.controller)] == ["gpt-x"]
 
 
 def test_regenerate_and_edit_are_enabled_exactly_when_the_conversation_has_an_answer(
@@ -599,7 +600,7 @@ def test_without_a_profile_the_latest_captures_are_kept_in_memory(
         send(window, aloop, "demo", DEMO)
         live_demo = frames_of(window)
         send(window, aloop, "demo-tools", TOOLS)
-        first, second = window.controller.answer_cards
+        first, second = answer_cards(window.controller)
         click(qtbot, aloop, window, first)
         assert frames_of(window) == live_demo and not header.note.isVisibleTo(header)
         assert header.text().endswith(" · demo · ✓ completed")

@@ -100,7 +100,7 @@ def test_edit_and_resend_really_sends_the_edited_body(
     assert turn.outcome is Outcome.COMPLETED
     assert "You wrote: “edited question ✎”" in turn.text  # the server got the edited body
     assert "edited question ✎" in window.inspector.request_panel.texts()[0]
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     assert "edited question" in card.text()
     # the history alternates user / answer and ends with the edited exchange
     kinds = [k for k, _ in window.controller.history.entries()]
@@ -145,7 +145,7 @@ def test_raw_mode_with_auto_detects_the_dialect_from_the_frames(
     assert turn.outcome is Outcome.COMPLETED
     assert turn.terminal_signal is not None and "message_stop" in turn.terminal_signal
     assert "You wrote: “raw hello”" in turn.text
-    assert "raw hello" in window.controller.answer_cards[-1].text()
+    assert "raw hello" in window.controller.answer_card(-1).text()
 
 
 def test_import_curl_moves_the_key_to_the_keyring(

@@ -79,7 +79,7 @@ def test_a_stall_counts_up_in_the_status_bar_the_card_and_the_timeline(
     async def watch() -> None:
         while time.monotonic() - started < 15 and (not seen or seen[-1][0] != 4):
             await asyncio.sleep(0.05)
-            card = window.controller.answer_cards[-1]
+            card = window.controller.answer_card(-1)
             band = timeline.waterfall.silence_rect()
             bars.append(timeline.silence_bar.fraction())
             seen.append(
@@ -97,7 +97,7 @@ def test_a_stall_counts_up_in_the_status_bar_the_card_and_the_timeline(
                 silent_at.append(time.monotonic() - streaming_at[0])
 
     aloop.run_until_complete(watch())
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     assert window.controller.busy  # still streaming: the server keeps the socket open
     streamed = [text for *_, text, _b, _g in seen if text.startswith("Streaming · ")]
     assert streamed, seen[:3]
@@ -176,7 +176,7 @@ def test_keepalives_only_is_said_so(window: MainWindow, aloop: qasync.QEventLoop
     assert " · 0 deltas/s · keep-alives only for 4 s · idle timeout in 4 min 5" in text
     sizes = [int(m.group(1)) for _n, t in seen if (m := re.search(r" · (\d+) B · ", t))]
     assert sizes[-1] > sizes[0]
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     assert card.silence_label.text().startswith("keep-alives only for 4 s")
     # then the answer flows: the silence is over
     turn = aloop.run_until_complete(window.controller.runner.wait())
@@ -194,7 +194,7 @@ def test_a_length_stop_is_amber_not_green(window: MainWindow, aloop: qasync.QEve
     assert status.text().startswith("Completed · stopped at max tokens · length · ")
     assert status.glyph.text() == "⚠"
     assert "#9a4f00" in status.glyph.styleSheet()
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     assert card.footer.text().startswith(
         "<span style='color:#9a6700; font-weight:600'>⚠ stopped at max tokens</span>"
     )
@@ -207,5 +207,5 @@ def test_a_length_stop_is_amber_not_green(window: MainWindow, aloop: qasync.QEve
     assert turn.finish_reason == "stop"
     assert status.glyph.text() == "✓" and "#116329" in status.glyph.styleSheet()
     assert status.text().startswith("Completed · stop · ")
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     assert "✓ completed" in card.footer.text() and card._accent is None

@@ -192,7 +192,7 @@ def test_switching_theme_at_runtime_recolours_the_outcome(
     assert window.theme.mode == "system"  # the default
     assert not is_dark(QApplication.palette())  # (offscreen: the OS scheme is not dark)
     _answer(window, aloop)
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     _rendered(card, aloop)
     text = card.rendered_pane().toPlainText()
     assert "def greet" in text

@@ -26,8 +26,8 @@ def window(qtbot: QtBot, aloop: qasync.QEventLoop) -> Iterator[MainWindow]:
 def wait_for_answers(window: MainWindow, aloop: qasync.QEventLoop, n: int) -> None:
     async def wait() -> None:
         for _ in range(1000):
-            cards = window.controller.answer_cards
-            if len(cards) >= n and cards[-1].turn is not None and not window.controller.busy:
+            answers = window.controller.answers
+            if len(answers) >= n and answers[-1].turn is not None and not window.controller.busy:
                 return
             await asyncio.sleep(0.01)
         raise AssertionError("no answer")
@@ -42,14 +42,14 @@ def test_sending_tool_results_finishes_the_round_trip(
     window.composer.editor.setPlainText("Weather and time in Zürich?")
     window.composer._on_submit()
     wait_for_answers(window, aloop, 1)
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     boxes = card.tool_call_boxes()
     assert [b.call.name for b in boxes if b.call] == ["get_weather", "get_time"]
     boxes[0].result.setPlainText("14 °C, light rain")
     boxes[1].result.setPlainText("15:42")
     card.send_button.click()
     wait_for_answers(window, aloop, 2)
-    answer = window.controller.answer_cards[-1]
+    answer = window.controller.answer_card(-1)
     assert answer is not card
     turn = answer.turn
     assert turn is not None and turn.outcome is Outcome.COMPLETED

@@ -15,6 +15,7 @@ from pytestqt.qtbot import QtBot
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.main_window import MainWindow
+from support.chat import answer_cards
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def send(window: MainWindow, aloop: qasync.QEventLoop, model: str, text: str = "
 
 def wait_rendered(aloop: qasync.QEventLoop, window: MainWindow) -> None:
     async def wait() -> None:
-        card = window.controller.answer_cards[-1]
+        card = window.controller.answer_card(-1)
         for _ in range(500):
             if not card.is_rendering():
                 return
@@ -71,7 +72,7 @@ def test_demo_completes_with_markdown_rendered(
     worker = window.controller.runner.worker  # it was read and parsed in the worker process
     assert worker is not None and worker.running and worker.pid is not None
     wait_rendered(aloop, window)
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     assert "Tell me about streams" in card.text()
     html = card.rendered_pane().document().toHtml()
     assert "<table" in html  # the Markdown table was rendered, not shown raw
@@ -94,7 +95,7 @@ def test_demo_tools_show_two_calls_with_valid_json(
     assert names == ["get_time", "get_weather"]
     for call in turn.tool_calls:
         json.loads(call.arguments)
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     assert len(card.tool_call_boxes()) == 2
     for box in card.tool_call_boxes():
         assert "streaming" not in box.title.text()  # the turn is over
@@ -116,7 +117,7 @@ def test_demo_cut_is_truncated_and_keeps_partial_text(
     assert model.frame_bytes(last).startswith(b"data: ") and not model.frame_bytes(last).endswith(
         b"\n\n"
     )
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     wait_rendered(aloop, window)
     assert turn.text.strip()[:20] in card.text()
     assert window.status.text().startswith("Truncated · ")
@@ -175,7 +176,7 @@ def test_regenerate_keeps_the_earlier_answer(window: MainWindow, aloop: qasync.Q
     assert window.alt_label.text().strip() == "answer 2/2"
     window.prev_alt.click()
     assert window.controller.history.alternatives() == (0, 2)
-    cards = window.controller.answer_cards
+    cards = answer_cards(window.controller)
     assert cards[-2].isVisibleTo(window) and not cards[-1].isVisibleTo(window)
 
 
@@ -204,7 +205,7 @@ def test_the_answer_pager_sits_on_the_card_it_pages(
     window: MainWindow, aloop: qasync.QEventLoop, qtbot: QtBot
 ) -> None:
     send(window, aloop, "demo", "first")
-    first = window.controller.answer_cards[-1]
+    first = window.controller.answer_card(-1)
     assert first.pager.isHidden()  # one answer: no pager
     window.composer.regenerate_button.click()
 
@@ -217,7 +218,7 @@ def test_the_answer_pager_sits_on_the_card_it_pages(
             await asyncio.sleep(0.01)
 
     aloop.run_until_complete(wait())
-    a, b = window.controller.answer_cards[-2:]
+    a, b = answer_cards(window.controller)[-2:]
     assert a is first and a.isHidden() and b.isVisibleTo(window)
     assert b.pager.isVisibleTo(window) and b.alt_label.text().strip() == "answer 2/2"
     assert not b.next_alt.isEnabled() and b.prev_alt.isEnabled()
@@ -233,6 +234,6 @@ def test_the_answer_pager_sits_on_the_card_it_pages(
     # a new message: the earlier step keeps its pager (its alternatives stay reachable); the
     # new answer, alone at its step, has none
     send(window, aloop, "demo", "second")
-    cards = window.controller.answer_cards
+    cards = answer_cards(window.controller)
     assert not b.pager.isHidden() and b.alt_label.text() == "answer 2/2"
     assert cards[-1].pager.isHidden()

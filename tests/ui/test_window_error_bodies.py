@@ -182,7 +182,7 @@ def test_connection_refused_says_no_response_in_test_connection_words(
     panel = window.inspector.request_panel
     assert panel.response_view.toPlainText() == f"No response\n{sentence}"
     assert window.status.text() == f"Error · {sentence}"
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     assert card.partial_label.text().endswith(f"no answer</span> — {sentence}")
     assert window.inspector.frames_model.rowCount() == 0
 
@@ -211,7 +211,7 @@ def test_a_long_reason_is_whole_in_the_turn_and_elided_in_the_window(
     assert label.shown_text().endswith("…") and len(label.shown_text()) < 400
     assert label.toolTip().startswith(f"Error · {reason}")
     assert window.minimumSizeHint().width() < 1200  # the reason does not widen the window
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     assert card.partial_label.toolTip() == reason
     assert f"{reason[:299]}…" in card.partial_label.text()
 
@@ -272,7 +272,7 @@ def test_card_warnings_expand_and_a_malformed_frame_link_selects_it(
 ) -> None:
     turn = send(window, aloop, "demo-bad-json")
     assert turn.outcome is Outcome.COMPLETED and turn.malformed_frames == 1
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     box = card.warnings_box
     assert not box.isHidden() and box.toggle.text() == "▸ show the warning"
     assert box.list.isHidden()

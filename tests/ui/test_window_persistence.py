@@ -91,7 +91,7 @@ def test_conversations_are_saved_listed_reopened_and_deleted_with_undo(
     assert window.controller.session.conversation_id == conv_id
     texts = [m.text for m in window.controller.history.messages()]
     assert texts[0] == "First question about streams" and len(texts) == 4
-    assert "First question about streams" in window.controller.answer_cards[0].text()
+    assert "First question about streams" in window.controller.answer_card(0).text()
 
     window.conversations.delete(conv_id)
     assert conv_id not in window.conversations.ids()
@@ -322,7 +322,7 @@ def test_tool_results_continue_the_turn_and_tools_stay_with_the_conversation(
     assert [t.name for t in window.tools_panel.tools()] == ["get_weather", "get_time"]
     first = send(window, aloop, "demo-tools", "weather?")
     assert first.finish_reason == "tool_calls"
-    card = window.controller.answer_cards[-1]
+    card = window.controller.answer_card(-1)
     for box, result in zip(card.tool_call_boxes(), ['{"temp_c": 21}', "09:41"], strict=True):
         box.result.setPlainText(result)
     window.model_combo.setCurrentText("demo")

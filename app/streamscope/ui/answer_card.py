@@ -7,35 +7,28 @@ plain text (cost per append independent of the answer's length); a few times a s
 finished blocks at the head of the tail are rendered as Markdown into the *rendered* pane
 above it and removed from the tail; :meth:`finish` renders the rest. All of that runs as
 this card's job on the window's :class:`~streamscope.ui.paint_clock.PaintClock`, paced as
-:mod:`streamscope.ui.pacing` says, in slices, so a long answer never freezes the window.
+:mod:`streamscope.ui.pacing` says, in slices, so a long answer never freezes the window
+(:mod:`streamscope.ui.answer_text`). Its pager, reasoning and tool calls are
+:mod:`streamscope.ui.answer_parts`.
 """
 
 from __future__ import annotations
 
 import html
-import time
-from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import (
-    QMouseEvent,
-    QPalette,
-    QTextBlockFormat,
-    QTextCharFormat,
-    QTextCursor,
-    QTextDocument,
-)
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QMouseEvent, QPalette
+from PySide6.QtWidgets import QLabel, QWidget
 
 from streamscope.core.turn.liveness import Liveness
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
 from streamscope.core.turn.outcome import Outcome
-from streamscope.core.wire.conversation import Message, ToolCall, match_results
-from streamscope.ui import pacing
+from streamscope.core.wire.conversation import Message
+from streamscope.ui.answer_parts import AnswerPager, Reasoning, ToolCallsArea
+from streamscope.ui.answer_text import AnswerText
 from streamscope.ui.code_highlight import is_dark, warm_up_highlighting
-from streamscope.ui.markdown import MarkdownWriter, split_markdown
 from streamscope.ui.message_card import (
     CardFrame,
     ToolCallBox,
@@ -45,23 +38,21 @@ from streamscope.ui.message_card import (
     turn_colour,
 )
 from streamscope.ui.paint_clock import PaintClock, default_clock
-from streamscope.ui.text_pane import PlainAppender, TextPane
 from streamscope.ui.theme import set_text_colour
 from streamscope.ui.warnings_box import WarningsBox
 
-__all__ = ["REASON_CHARS", "AssistantCard"]
-
-REASON_CHARS = 300
-"""A longer reason is cut on the card (the whole of it in the tooltip, and in the footer's)."""
 if TYPE_CHECKING:
     from streamscope.ui.inspector.turn_header import TurnRef
 
-__all__ = ["INSPECT_TIP", "AssistantCard"]
+__all__ = ["INSPECT_TIP", "REASON_CHARS", "AssistantCard"]
+
+REASON_CHARS = 300
+"""A longer reason is cut on the card (the whole of it in the tooltip, and in the footer's)."""
 
 INSPECT_TIP = "Click to show this turn in the Inspector"
 
 
-class AssistantCard(CardFrame):
+class AssistantCard(AnswerText, CardFrame):
     """An assistant answer: reasoning (collapsed), text, tool calls and a footer."""
 
     toolResultSubmitted = Signal(str, str)
@@ -95,92 +86,32 @@ class AssistantCard(CardFrame):
         """The turn this card shows, as the inspector finds it (set by the controller)."""
         self._pressed = False
         self.calls: list[ToolCallState] = []
-        self._source: list[str] = []
-        self._source_text: str | None = ""
-        self._length = 0  # of the source (known without joining it)
-        self._unshown: list[str] = []  # the source after ``_shown``, not in the tail yet
-        self._rendered_upto = 0  # source offset rendered into ``_rendered``
-        # The tail shows the source from ``_tail_from`` to ``_shown``; what arrived after
-        # that waits for the next append.
-        self._tail_from = 0
-        self._shown = 0
-        self._next_append = 0.0  # monotonic time streamed text may be appended next
-        self._live_due: float | None = None  # when finished blocks are rendered next
-        self._live_started: float | None = None  # the first delta's arrival
-        self._live_spent = 0.0  # seconds spent rendering while streaming
-        self._reasoning: list[str] = []
-        self._channels: list[str] = []
-        self._jobs: deque[Iterator[None]] = deque()
-        self._writer = MarkdownWriter(self.palette())
+        self._init_text()
         warm_up_highlighting()  # the first answer may hold code: load Pygments meanwhile
-
-        # The pager through the answers to the same message (regenerated ones), on the card
-        # it pages: "◀ answer 2/3 ▶" (hidden unless there are two).
-        self.pager = QWidget(self)
-        pager = QHBoxLayout(self.pager)
-        pager.setContentsMargins(0, 0, 0, 0)
-        pager.setSpacing(2)
-        self.prev_alt = QToolButton(self.pager)
-        self.prev_alt.setText("◀")
-        self.prev_alt.setToolTip("The previous answer to this message (Regenerate keeps each)")
-        self.prev_alt.setAccessibleName("Previous answer")
-        self.alt_label = QLabel(self.pager)
-        self.alt_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        self.next_alt = QToolButton(self.pager)
-        self.next_alt.setText("▶")
-        self.next_alt.setToolTip("The next answer to this message")
-        self.next_alt.setAccessibleName("Next answer")
-        for part in (self.prev_alt, self.alt_label, self.next_alt):
-            pager.addWidget(part)
-        for button in (self.prev_alt, self.next_alt):
-            button.setAutoRaise(True)
-        self.prev_alt.clicked.connect(lambda: self.alternativeStepped.emit(-1))
-        self.next_alt.clicked.connect(lambda: self.alternativeStepped.emit(+1))
-        self.pager.hide()
+        self.pager = AnswerPager(self)  # ("◀ answer 2/3 ▶": hidden unless there are two)
+        self.prev_alt, self.alt_label, self.next_alt = (
+            self.pager.prev,
+            self.pager.label,
+            self.pager.next,
+        )
+        self.pager.stepped.connect(self.alternativeStepped)
         self.header.addWidget(self.pager)
         self.status = QLabel("streaming…", self)
         self.status.setTextFormat(Qt.TextFormat.RichText)
         self.status.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.header.addWidget(self.status)
 
-        self.reasoning_toggle = QToolButton(self)
-        self.reasoning_toggle.setCheckable(True)
-        self.reasoning_toggle.setAccessibleName("Reasoning")
-        self.reasoning_toggle.setAutoRaise(True)
-        self.reasoning_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.reasoning_toggle.toggled.connect(self._on_reasoning_toggle_toggled)
-        self.reasoning_toggle.hide()
-        self.reasoning_pane = TextPane(self)
-        muted = self.reasoning_pane.palette()
-        muted.setColor(QPalette.ColorRole.Text, _muted(self.palette()))
-        self.reasoning_pane.setPalette(muted)
-        self.reasoning_pane.hide()
-        self._reasoning_appender = PlainAppender(self.reasoning_pane.document())
+        self._reasoning = Reasoning(self)
+        self.reasoning_toggle, self.reasoning_pane = self._reasoning.toggle, self._reasoning.pane
+        self._rendered, self._tail = self._panes()
 
-        self._rendered = TextPane(self)
-        self._rendered.codes = self._writer.codes
-        self._rendered.hide()
-        self._cursor = QTextCursor(self._rendered.document())
-        self._tail = TextPane(self)
-        self._tail_appender = PlainAppender(self._tail.document())
-
-        self._tools = QWidget(self)
-        self._tools_layout = QVBoxLayout(self._tools)
-        self._tools_layout.setContentsMargins(0, 0, 0, 0)
-        self._tools_layout.setSpacing(2)
-        self._boxes: list[ToolCallBox] = []
-        self.send_button = QPushButton("Send results", self._tools)
-        self.send_button.setEnabled(False)
-        self.send_button.clicked.connect(self._on_send_button_clicked)
-        self.unanswered_label = QLabel(self._tools)  # see show_unanswered
-        self.unanswered_label.setWordWrap(True)
-        set_text_colour(self.unanswered_label, "warning")
-        self.unanswered_label.hide()
-        row = QHBoxLayout()
-        row.addWidget(self.unanswered_label, 1)
-        row.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignRight)
-        self._tools_layout.addLayout(row)
-        self._tools.hide()
+        self._tools = ToolCallsArea(self)
+        self.send_button, self.unanswered_label = (
+            self._tools.send_button,
+            self._tools.unanswered_label,
+        )
+        self._tools.toolResultSubmitted.connect(self.toolResultSubmitted)
+        self._tools.resultsSubmitted.connect(self.resultsSubmitted)
 
         self.silence_label = QLabel(self)
         self.silence_label.setWordWrap(True)
@@ -228,7 +159,7 @@ class AssistantCard(CardFrame):
 
     def take(self, delta: TurnDelta) -> None:
         """Render what the reducer says changed."""
-        if delta.reasoning or (delta.reasoning_channel and not self._channels):
+        if delta.reasoning or (delta.reasoning_channel and not self._reasoning.channels):
             self.append_reasoning(delta.reasoning, delta.reasoning_channel or "")
         if delta.text:
             self.append_text(delta.text)
@@ -254,57 +185,13 @@ class AssistantCard(CardFrame):
         self.take(turn.as_delta())
         self.finish(turn)
 
-    def text(self) -> str:
-        """The answer text so far, exactly as received."""
-        if self._source_text is None:
-            self._source_text = "".join(self._source)
-            self._source = [self._source_text]
-        return self._source_text
-
-    def append_text(self, text: str) -> None:
-        """Append answer text (shown on the next loop turn, then at most every
-        :data:`~streamscope.ui.pacing.LIVE_APPEND_MS`)."""
-        if not text:
-            return
-        if self._live_started is None:
-            self._live_started = time.perf_counter()
-        self._source.append(text)
-        self._source_text = None
-        self._length += len(text)
-        self._unshown.append(text)
-        self.clock.wake(self._layout, self._next_append, widget=self)
-        if self.turn is None and self._live_due is None:
-            self._live_due = time.monotonic() + pacing.LIVE_RENDER_MS / 1000
-            self.clock.wake(self._layout, self._live_due, widget=self)
-
-    def _show_more(self) -> None:
-        """Append what arrived since the last append to the tail, at most
-        :data:`~streamscope.ui.pacing.LIVE_APPEND_CHARS` (a flood is shown at a bounded
-        pace, and whole at the end)."""
-        pending = "".join(self._unshown)  # (only what arrived since: no join of the answer)
-        shown, rest = pending[: pacing.LIVE_APPEND_CHARS], pending[pacing.LIVE_APPEND_CHARS :]
-        self._unshown = [rest] if rest else []
-        if shown:
-            self._tail_appender.append(shown)
-            self._shown += len(shown)
-
     def append_reasoning(self, text: str, channel: str) -> None:
         """Append reasoning text; ``channel`` is where it arrived (``a+b`` for several)."""
-        for name in channel.split("+") if channel else ():
-            if name not in self._channels:
-                self._channels.append(name)
-                self._update_reasoning_label()
-        if not text:
-            return
-        self._reasoning.append(text)
-        self._reasoning_appender.append(text)
-        if self.reasoning_toggle.isHidden():
-            self.reasoning_toggle.show()
-            self._update_reasoning_label()
+        self._reasoning.append(text, channel)
 
     def reasoning(self) -> str:
         """The reasoning text so far."""
-        return "".join(self._reasoning)
+        return self._reasoning.text()
 
     def reasoning_expanded(self) -> bool:
         """Whether the reasoning is shown (it starts collapsed)."""
@@ -312,26 +199,16 @@ class AssistantCard(CardFrame):
 
     def set_tool_calls(self, calls: Sequence[ToolCallState]) -> None:
         """Show the tool calls so far (call it again as they grow)."""
-        while len(self._boxes) < len(calls):
-            box = ToolCallBox(self._tools)
-            self._tools_layout.insertWidget(len(self._boxes), box)
-            self._boxes.append(box)
-        for box, call in zip(self._boxes, calls, strict=False):
-            if box.call != call:
-                box.update_call(call)
-        self._tools.setVisible(bool(self._boxes))
+        self._tools.set_calls(calls)
 
     def tool_call_boxes(self) -> list[ToolCallBox]:
         """One box per tool call, in order."""
-        return list(self._boxes)
+        return list(self._tools.boxes)
 
     def show_alternatives(self, chosen: int, count: int) -> None:
         """This card is answer ``chosen`` of ``count`` to its message: the pager shows it
         (hidden unless there are two)."""
-        self.pager.setVisible(count > 1)
-        self.alt_label.setText(f"answer {chosen + 1}/{count}")
-        self.prev_alt.setEnabled(chosen > 0)
-        self.next_alt.setEnabled(chosen < count - 1)
+        self.pager.show_alternatives(chosen, count)
 
     # -- the end ------------------------------------------------------------------------
 
@@ -344,7 +221,7 @@ class AssistantCard(CardFrame):
         self.silence_label.hide()
         if turn.reasoning_channel:
             self.append_reasoning("", turn.reasoning_channel)
-        if self._boxes:
+        if self._tools.boxes:
             self.send_button.setEnabled(True)
         self.warnings_box.set_warnings(turn.warnings)
         self._show_outcome(turn)
@@ -368,29 +245,10 @@ class AssistantCard(CardFrame):
             if not self._jobs and is_dark(self.palette()) != self._writer.dark:
                 self._render_again()
 
-    def _render_again(self) -> None:
-        """Render the finished answer's Markdown again (links and code in the new theme's
-        colours), in slices on the paint clock as the first time."""
-        self._writer = MarkdownWriter(self.palette())
-        self._rendered.codes = self._writer.codes
-        self._rendered.document().clear()
-        self._cursor = QTextCursor(self._rendered.document())
-        self._rendered_upto = 0
-        self._jobs.append(self._render_job(final=True))
-        self.clock.wake(self._layout, widget=self)
-
     def note_redacted(self) -> None:
         """Say that what was saved of this turn differs from what is shown: a secret in it
         is masked there."""
         self.redacted_label.show()
-
-    def rendered_pane(self) -> TextPane:
-        """The pane holding the rendered Markdown (the live tail is below it)."""
-        return self._rendered
-
-    def is_rendering(self) -> bool:
-        """Whether Markdown rendering is still in progress."""
-        return bool(self._jobs)
 
     def _show_outcome(self, turn: Turn) -> None:
         outcome = turn.outcome or Outcome.COMPLETED
@@ -445,97 +303,7 @@ class AssistantCard(CardFrame):
             f"{html.escape(verdict)}</span>"
         )
 
-    # -- the card's job on the paint clock ----------------------------------------------
-
-    def _live_over_budget(self) -> bool:
-        if self._live_started is None:
-            return False
-        elapsed = time.perf_counter() - self._live_started
-        return self._live_spent > pacing.LIVE_RENDER_SHARE * elapsed
-
-    def _layout(self, deadline: float) -> float | None:
-        """Append streamed text, start live rendering when due, render until ``deadline``;
-        when to run next (see :mod:`streamscope.ui.pacing`)."""
-        now = time.monotonic()
-        streaming = self.turn is None
-        wanted: list[float] = []
-        if streaming and self._shown < self._length:
-            if now >= self._next_append:
-                self._show_more()
-                self._next_append = now + pacing.LIVE_APPEND_MS / 1000
-            if self._shown < self._length:
-                wanted.append(self._next_append)
-        if streaming and self._live_due is not None and now >= self._live_due and not self._jobs:
-            self._live_due = None
-            if self._live_over_budget():  # a flood: look again later
-                self._live_due = now + pacing.LIVE_RENDER_MS / 1000
-            else:
-                self._jobs.append(self._render_job(final=False))
-        if self._jobs:
-            self._render(deadline)
-        if self._jobs:
-            paused = self.turn is None and self._live_over_budget()
-            wanted.append(now + pacing.LIVE_RENDER_MS / 1000 if paused else 0.0)
-        elif streaming and self._live_due is not None:  # (not while a rendering waits)
-            wanted.append(self._live_due)
-        return min(wanted) if wanted else None
-
-    def _render(self, deadline: float) -> None:
-        start = time.perf_counter()
-        while self._jobs and time.perf_counter() < deadline:
-            job = self._jobs[0]
-            try:
-                next(job)
-            except StopIteration:
-                self._jobs.popleft()
-        elapsed = time.perf_counter() - start
-        self.render_slices += 1
-        self.last_render_max_slice_ms = max(self.last_render_max_slice_ms, elapsed * 1000)
-        if self.turn is None:
-            self._live_spent += elapsed
-
-    def _render_job(self, final: bool) -> Iterator[None]:
-        """Render the finished blocks of the tail (all of it when ``final``), then show
-        only what is left in the tail."""
-        start = self._rendered_upto
-        segments, used = split_markdown(self.text()[start:], final=final)
-        self._rendered_upto = start + used
-        yield
-        if segments:
-            self._rendered.show()
-        for segment in segments:
-            yield from self._writer.write(self._cursor, segment)
-            yield
-        if final:
-            _flatten_trailing_block(self._rendered.document())
-        if final and self._rendered.held:
-            self._rendered.hold(False)  # (and the tail goes below: one swap, one paint)
-        if used:
-            # Drop what was just rendered from the head of the tail (cheap, unlike
-            # appending the rest again); what was not shown yet need not be.
-            upto = self._rendered_upto
-            self._tail_appender.remove_prefix(min(upto, self._shown) - self._tail_from)
-            self._tail_from = min(upto, self._shown)
-            if upto > self._shown:
-                self._tail_from = self._shown = upto
-                self._unshown = [self.text()[upto:]] if upto < self._length else []
-        if used or final:
-            self._tail.setVisible(not self._tail.document().isEmpty())
-        if final:
-            self._rendered.setVisible(not self._rendered.document().isEmpty())
-            self.rendered.emit()
-
-    # -- reasoning and tools ------------------------------------------------------------
-
-    def _update_reasoning_label(self) -> None:
-        arrow = "▾" if self.reasoning_toggle.isChecked() else "▸"
-        channel = "+".join(self._channels) or "reasoning"
-        self.reasoning_toggle.setText(f"{arrow} reasoning ({channel})")
-        self.reasoning_toggle.setAccessibleName(f"Reasoning ({channel})")  # (not the arrow)
-
-    def _on_reasoning_toggle_toggled(self, checked: bool) -> None:
-        self.reasoning_pane.setVisible(checked)
-        self._update_reasoning_label()
+    # -- tool calls ---------------------------------------------------------------------
 
     def set_alternatives(self, index: int, count: int) -> None:
         """This card is answer ``index + 1`` of ``count`` to its message (see
@@ -546,60 +314,8 @@ class AssistantCard(CardFrame):
         """Say that ``count`` tool calls have no result: still waiting for one (a new
         message would send them as "not run"), or ``skipped`` — the conversation went on
         and they were sent as "not run" results (then they can no longer be answered)."""
-        calls = f"{count} tool call{'s' if count != 1 else ''} unanswered"
-        if skipped:
-            text = f"⚠ {calls}: sent as “not run” results when the conversation went on."
-        else:
-            text = (
-                f"⚠ {calls}: send results below, or a new message sends them as “not run”"
-                " results (providers refuse a history with unanswered calls)."
-            )
-        self.unanswered_label.setText(text)
-        self.unanswered_label.setVisible(count > 0)
-        if skipped and count:
-            self._close_results("Skipped")
+        self._tools.show_unanswered(count, skipped=skipped)
 
     def show_results(self, results: Sequence[Message]) -> None:
         """Show the results the calls got (a saved conversation): in their boxes, sent."""
-        calls = [ToolCall(b.call.id, b.call.name or "", "") for b in self._boxes if b.call]
-        for box, result in zip(self._boxes, match_results(calls, results), strict=False):
-            if result is not None:
-                box.result.setPlainText(result.text)
-        if results:
-            self._close_results("Results sent")
-
-    def _close_results(self, label: str) -> None:
-        self.send_button.setEnabled(False)
-        self.send_button.setText(label)
-        for box in self._boxes:
-            box.result.setReadOnly(True)
-
-    def _on_send_button_clicked(self) -> None:
-        results: list[tuple[str, str, str]] = []
-        for box in self._boxes:
-            call = box.call
-            if call is None:
-                continue
-            results.append((call.id or "", call.name or "", box.result.toPlainText()))
-        for call_id, _name, text in results:
-            self.toolResultSubmitted.emit(call_id, text)
-        self.resultsSubmitted.emit(results)
-        self._close_results("Results sent")
-        self.unanswered_label.hide()
-
-
-def _flatten_trailing_block(document: QTextDocument) -> None:
-    """A table or code block at the end leaves an empty paragraph after it (a document
-    always ends with one): a blank line above the footer. Make it take no height."""
-    last = document.lastBlock()
-    if document.blockCount() < 2 or last.length() > 1:
-        return
-    cursor = QTextCursor(last)
-    block = last.blockFormat()
-    block.setLineHeight(0, QTextBlockFormat.LineHeightTypes.FixedHeight.value)
-    block.setTopMargin(0)
-    block.setBottomMargin(0)
-    cursor.setBlockFormat(block)
-    chars = QTextCharFormat()
-    chars.setFontPointSize(1)
-    cursor.setBlockCharFormat(chars)
+        self._tools.show_results(results)

@@ -11,18 +11,21 @@ stay, one ◀ ▶ away on the message — and cancelling changes nothing. Tool c
 unanswered when the conversation goes on are said so on their card (the request answers them
 "not run": see :func:`~streamscope.core.wire.conversation.settle_tool_calls`).
 
-Each answer card knows its turn (:attr:`AssistantCard.turn_ref`); clicking it, paging to
-it or opening its conversation shows that turn in the inspector through the
+The chat shows the conversation's rows (:mod:`streamscope.ui.conversation_rows`) and builds
+cards only near its viewport: everything a card shows — which alternative, the results its
+tool calls got, its turn in the inspector, its verdict — is kept in its row, whether or not
+the card exists (:class:`~streamscope.ui.chat_cards.ChatCards` builds and syncs them).
+Each answer knows its turn (:attr:`AnswerSlot.ref`); clicking its card, paging to it or
+opening its conversation shows that turn in the inspector through the
 :class:`~streamscope.ui.inspector.turn_feed.InspectorFeed`, which the live turn feeds too.
+The runner's signals are handled in :mod:`streamscope.ui.live_turn`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -31,25 +34,29 @@ from PySide6.QtCore import QObject, Signal
 
 from streamscope.core.net.endpoints import Endpoint
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
-from streamscope.core.store.history import ChatHistory, PathEntry, ToolResult
+from streamscope.core.store.history import ChatHistory, ToolResult
 from streamscope.core.store.session import ChatSession
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolDefinition
-from streamscope.ui.chat_view import AssistantCard, ChatView, UserCard
+from streamscope.ui.answer_card import AssistantCard
+from streamscope.ui.chat_answers import ChatAnswers
+from streamscope.ui.chat_cards import ChatCards
+from streamscope.ui.chat_rows import AnswerSlot, AnswersRow, UserRow
+from streamscope.ui.chat_view import ChatView
+from streamscope.ui.conversation_rows import ConversationRows, PreparedRows
 from streamscope.ui.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
 from streamscope.ui.inspector.turn_feed import InspectorFeed
-from streamscope.ui.inspector.turn_header import TurnRef
+from streamscope.ui.live_turn import LiveTurn, requested_model
 from streamscope.ui.liveness_ticker import LivenessTicker
 from streamscope.ui.status_panel import StatusPanel
-from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
+from streamscope.ui.turn_runner import TurnRunner
 
 if TYPE_CHECKING:
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.capture.format import Capture
     from streamscope.core.net.worker import StreamWorker
-    from streamscope.core.turn.liveness import Liveness
     from streamscope.core.wire.dialects.base import RequestSpec
 
 
@@ -69,18 +76,6 @@ MEMORY_NOTE = (
 )
 
 
-def _requested_model(capture: Capture) -> str:
-    """The model a captured request asked for (else its dialect)."""
-    import orjson
-
-    try:
-        body = orjson.loads(capture.request.body) if capture.request is not None else None
-    except orjson.JSONDecodeError:
-        body = None
-    model = body.get("model") if isinstance(body, dict) else None
-    return model if isinstance(model, str) and model else capture.dialect
-
-
 def _stream_worker() -> StreamWorker | None:
     import os
 
@@ -91,7 +86,7 @@ def _stream_worker() -> StreamWorker | None:
     return StreamWorker()
 
 
-class ChatController(QObject):
+class ChatController(ChatAnswers, LiveTurn, QObject):
     """Sends what the composer submits; see the module docstring."""
 
     busyChanged = Signal(bool)
@@ -130,19 +125,22 @@ class ChatController(QObject):
         self.runner.captures = captures
         self.runner.warm_ups.append(lambda: demo.warm_up(self._endpoint()))
         self.session = ChatSession()
-        self._card: AssistantCard | None = None
-        self._editing_card: UserCard | None = None
+        self.rows = ConversationRows()
+        self._selected: int | None = None  # the key of the turn the inspector shows
+        chat.factory = ChatCards(self, lambda: self._selected)
+        self._live: AnswerSlot | None = None  # the answer streaming (or replayed)
+        self._card: AssistantCard | None = None  # its card (built while it streams)
+        self._finished: AnswerSlot | None = None  # (its capture is being written)
+        self._editing: UserRow | None = None
         self._prepare: asyncio.Task[None] | None = None
-        self.answer_cards: list[AssistantCard] = []
         self.last_capture: Capture | None = None
         self._replaying: Capture | None = None
         self.feed = InspectorFeed(inspector, captures, self)
         self.feed.shown.connect(self._on_feed_shown)
         self.feed.loaded.connect(self._on_feed_loaded)
         self._frame_wanted: tuple[int, str] | None = None  # (a frame to select once loaded)
-        self._keep_captures = captures is None  # (no profile: captures live on the cards)
+        self._keep_captures = captures is None  # (no profile: captures live in the refs)
         self._keys = itertools.count(1)
-        self._finished_card: AssistantCard | None = None  # (its capture is being written)
         self.runner.turnStarted.connect(self._on_runner_turn_started)
         self.runner.responseStarted.connect(self._on_runner_response_started)
         self.runner.turnProgressed.connect(self._on_runner_turn_progressed)
@@ -179,23 +177,23 @@ class ChatController(QObject):
             self._end_edit()
             self._rebuild_view()  # (the earlier version's answers leave the view)
             return
-        if skipped and len(self.answer_cards) >= count:
-            shown = self.answer_cards[len(self.answer_cards) - count + chosen]
-            shown.show_unanswered(skipped, skipped=True)
-        self.chat.add_user_message(text)
+        last = self.rows.steps[-1] if self.rows.steps else None
+        if skipped and last is not None and len(last.slots) >= count:
+            shown = last.slots[len(last.slots) - count + chosen]
+            shown.unanswered, shown.skipped = skipped, True
+            self.chat.refresh(shown)
+        self.chat.append_row(self.rows.user_sent(text, len(self.history.path()) - 1))
+        self.chat.scroll_to_bottom()  # (the user just acted: follow the end again)
 
     def regenerate(self) -> None:
         """Answer the last user message again; the earlier answer stays as an alternative."""
         if self.busy or self.history.editing:
             return
-        step = max(self.history.alternatives()[1], 1)  # (any of them may be the one shown)
         try:
             self.history.regenerate()
         except ValueError:
             return
-        for card in self.answer_cards[-step:]:
-            card.hide()
-        self._start_turn(alternative=True)
+        self._start_turn(alternative=True)  # (the last row shows the new answer instead)
 
     def edit_last(self) -> str | None:
         """Start editing the last user message; returns its text for the composer. Nothing
@@ -206,10 +204,10 @@ class ChatController(QObject):
             text = self.session.edit_last()
         except ValueError:
             return None
-        cards = [c for c in self.chat.cards() if isinstance(c, UserCard)]
-        if cards:
-            self._editing_card = cards[-1]
-            self._editing_card.set_editing(True)
+        self._editing = self.rows.last_user
+        if self._editing is not None:
+            self._editing.editing = True
+            self.chat.refresh(self._editing)
         self.editingChanged.emit(True)
         return text
 
@@ -220,9 +218,10 @@ class ChatController(QObject):
             self._end_edit()
 
     def _end_edit(self) -> None:
-        if self._editing_card is not None:
-            self._editing_card.set_editing(False)
-            self._editing_card = None
+        if self._editing is not None:
+            self._editing.editing = False
+            self.chat.refresh(self._editing)
+            self._editing = None
         self.editingChanged.emit(False)
 
     def choose_version(self, depth: int, index: int) -> None:
@@ -239,51 +238,6 @@ class ChatController(QObject):
             self._end_edit()
         self._rebuild_view()
 
-    def choose_alternative(self, index: int) -> None:
-        count = self.history.alternatives()[1]
-        if self.busy or not 0 <= index < count:
-            return
-        length = len(self.history.path())
-        self.session.choose(index)
-        if len(self.history.path()) != length:
-            self._rebuild_view()  # (that answer was continued: the path after it shows)
-            return
-        cards = self.answer_cards[-count:]
-        for i, card in enumerate(cards):
-            card.setVisible(i == index)
-        self.sync_answer_pagers()
-        self.inspect(cards[index])
-        self.historyChanged.emit()
-
-    def _answer_steps(self) -> list[tuple[PathEntry, list[AssistantCard]]]:
-        """Each answers step of the shown path with its cards (one per alternative, in the
-        order :attr:`answer_cards` holds them); empty if the view is out of step."""
-        steps: list[tuple[PathEntry, list[AssistantCard]]] = []
-        start = 0
-        for entry in self.history.path_entries():
-            if entry.kind == "answers":
-                steps.append((entry, self.answer_cards[start : start + entry.count]))
-                start += entry.count
-        return steps if start == len(self.answer_cards) else []
-
-    def sync_answer_pagers(self) -> None:
-        """Each answer card's pager says which of its step's answers it is."""
-        for entry, cards in self._answer_steps():
-            for i, card in enumerate(cards):
-                card.set_alternatives(i, entry.count)
-
-    def _on_answer_card_alternative_stepped(self, card: AssistantCard, step: int) -> None:
-        steps = self._answer_steps()
-        for n, (entry, cards) in enumerate(steps):
-            if card not in cards:
-                continue
-            index = cards.index(card) + step
-            if n == len(steps) - 1 and self.history.alternatives()[1] == entry.count:
-                self.choose_alternative(index)  # (the last answer: its cards stay)
-            else:
-                self.choose_version(entry.depth, index)  # (the path after it changes)
-            return
-
     def send_tool_results(self, results: list[ToolResult]) -> None:
         """Continue the turn with the user's answers to the tool calls."""
         if self.busy or not results:
@@ -297,10 +251,9 @@ class ChatController(QObject):
         if self.busy:
             return False
         self._replaying = capture
-        self._card = self.chat.begin_assistant_message(label)
-        ref = self._new_ref(_requested_model(capture), conversation=label)
-        self._watch(self._card, ref)
-        self.feed.live_started(ref)
+        slot = AnswerSlot(label, self._new_ref(requested_model(capture), conversation=label))
+        self.chat.append_row(AnswersRow(slots=[slot], replay=True))
+        self._go_live(slot)
         self.status.show_started(label)
         self.busyChanged.emit(True)
         self.runner.start_replay(capture, speed=speed)
@@ -321,18 +274,19 @@ class ChatController(QObject):
         await self.runner.aclose()
         await self.demo.aclose()
 
-    def open_session(self, session: ChatSession) -> None:
-        """Show another conversation (a new one, or one loaded from the store). An edit in
-        progress is left (nothing of it was saved)."""
+    def open_session(self, session: ChatSession, prepared: PreparedRows | None = None) -> None:
+        """Show another conversation (a new one, or one loaded from the store; ``prepared``:
+        its rows, when :meth:`prepare` made them already). An edit in progress is left
+        (nothing of it was saved)."""
         if self.busy:
             return
         editing = self.history.editing
         self.session.cancel_edit()
         self.session = session
-        self._editing_card = None
+        self._editing = None
         if editing:
             self.editingChanged.emit(False)
-        self._rebuild_view(self._stored_refs())
+        self._show_rows(prepared if prepared is not None else self.prepare(session))
         self.status.show_message("Ready")  # (it spoke of a turn of the conversation left)
 
     # -- a turn --------------------------------------------------------------------------
@@ -360,21 +314,24 @@ class ChatController(QObject):
         return True
 
     def _begin_answer(self, label: str, *, status: str, alternative: bool, model: str) -> None:
-        self._card = self.chat.begin_assistant_message(label)
-        self._card.resultsSubmitted.connect(self._on_card_results_submitted)
-        self._card.frameRequested.connect(
-            functools.partial(self._on_card_frame_requested, self._card)
-        )
-        self._card.alternativeStepped.connect(
-            functools.partial(self._on_answer_card_alternative_stepped, self._card)
-        )
-        ref = self._new_ref(model)
-        self._watch(self._card, ref)
-        self.feed.live_started(ref)
-        self.answer_cards.append(self._card)
+        slot = AnswerSlot(label, self._new_ref(model))
+        step = self.rows.answer_begun(slot, alternative=alternative, depth=len(self.history.path()))
+        if step is not None:
+            self.chat.append_row(step)
+        elif slot.row is not None:
+            self.chat.row_changed(slot.row)  # (it shows the new answer instead)
+        self._go_live(slot)
         self.session.answer_started(alternative=alternative, model=model)
         self.status.show_started(status)
         self.busyChanged.emit(True)
+
+    def _go_live(self, slot: AnswerSlot) -> None:
+        self._live = slot
+        card = self.chat.ensure_card(slot)  # (kept built while it streams)
+        assert isinstance(card, AssistantCard)
+        self._card = card
+        assert slot.ref is not None
+        self.feed.live_started(slot.ref)
 
     def _start_turn(self, *, alternative: bool = False) -> None:
         endpoint = self._endpoint()
@@ -429,223 +386,30 @@ class ChatController(QObject):
 
     def _fail_before_start(self, message: str) -> None:
         turn = Turn(outcome=Outcome.ERROR, reason=message)
-        if self._card is not None:
-            self._card.finish(turn)
+        slot, self._live = self._live, None
+        if slot is not None:
+            if self._card is not None:
+                self._card.finish(turn)
+            slot.turn = turn
             note = f"Nothing was sent, so nothing was captured. {message}"
-            ref = self._update_ref(self._card, outcome=Outcome.ERROR, note=note)
+            ref = self._update_ref(slot, outcome=Outcome.ERROR, note=note)
             if ref is not None:
                 self.feed.live_finished(turn, ref)
+        self._card = None
         self.session.answer_finished(turn)
         self.status.show_message(message)
         self.busyChanged.emit(False)
 
-    # -- runner signals -----------------------------------------------------------------
-
-    def _on_runner_turn_started(self, start: TurnStart) -> None:
-        if start.timeouts is not None:  # (a live turn: a replay's clock is the recording's)
-            self.liveness.begin(start.t0, start.timeouts, start.arrivals)
-        card = self._card
-        if card is not None and card.turn_ref is not None:
-            card.turn_ref = replace(card.turn_ref, capture_id=start.capture_id)
-            self.feed.live_request(start, card.turn_ref)
-        if self._replaying is None:
-            self.session.answer_request(start.scrubber, start.capture_id)
-
-    def _on_runner_response_started(self, status: int, headers: list[tuple[str, str]]) -> None:
-        self.feed.live_response(status, headers)
-
-    def _on_runner_turn_progressed(self, batch: ProgressBatch) -> None:
-        at_bottom = self.chat.is_at_bottom()
-        self.liveness.add(batch)
-        delta = batch.delta
-        if delta is not None:
-            if self._card is not None:
-                self._card.take(delta)
-            if self._replaying is None:
-                self.session.answer_progressed(delta)
-        self.feed.live_progress(batch)
-        self.status.show_progress(batch)
-        if at_bottom:
-            self.chat.scroll_to_bottom()
-
-    def _on_runner_turn_finished(self, turn: Turn) -> None:
-        self.liveness.end()
-        at_bottom = self.chat.is_at_bottom()
-        self._finished_card = self._card
-        if self._card is not None:
-            self._card.finish(turn)
-        self.status.show_turn(turn, self.feed.live_frames())
-        card = self._card  # the Verdict tab's short line, once every frame is checked:
-
-        def show_verdict(verdict: str) -> None:  # "2 spec errors · buffered by a proxy"
-            if turn.status is None or turn.status >= 400:
-                return  # (no stream was checked: the outcome already says what went wrong)
-            if verdict and card is not None:
-                card.show_verdict(verdict)
-            if verdict and self.status.outcome is turn.outcome:
-                self.status.show_verdict(verdict)
-
-        if card is not None:
-            ref = self._update_ref(card, outcome=turn.outcome)
-            if ref is not None:
-                if self.feed.following_live:  # (the Verdict tab holds this turn)
-                    self.inspector.verdict_panel.on_final = show_verdict
-                self.feed.live_finished(turn, ref)
-        replayed, self._replaying = self._replaying, None
-        if replayed is None:
-            redacted = self.session.answer_finished(turn, self.runner.capture_id)
-            if redacted and self._card is not None:
-                self._card.note_redacted()
-            if self._card is not None:
-                self._card.show_unanswered(self.history.unanswered(), skipped=False)
-            self.sync_answer_pagers()
-            _log.info("turn finished: %s", turn.summary())  # (the log masks every secret)
-        self.busyChanged.emit(False)
-        self.historyChanged.emit()
-        if at_bottom:
-            self.chat.scroll_to_bottom()
-
-    def _on_liveness_ticked(self, live: Liveness) -> None:
-        self.status.show_liveness(live)
-        if self._card is not None:
-            self._card.show_liveness(live)
-        if self.feed.following_live:  # (not over an older turn the inspector shows)
-            self.inspector.timeline_panel.show_liveness(live)
-
     def _on_runner_turn_recorded(self, capture: Capture) -> None:
         self.last_capture = capture
-        card, self._finished_card = self._finished_card, None
-        if card is None or card.turn_ref is None:
+        slot, self._finished = self._finished, None
+        if slot is None or slot.ref is None:
             return
-        if self._keep_captures or card.turn_ref.capture_id is None:  # (kept in memory only)
-            self._update_ref(card, capture=capture)
-            kept = [c for c in self.answer_cards if c.turn_ref and c.turn_ref.capture]
+        if self._keep_captures or slot.ref.capture_id is None:  # (kept in memory only)
+            self._update_ref(slot, capture=capture)
+            kept = [s for s in self.answers if s.ref and s.ref.capture]
             for old in kept[:-MEMORY_CAPTURES]:
                 self._update_ref(old, capture=None, note=MEMORY_NOTE)
 
-    def _on_card_frame_requested(self, card: AssistantCard, reason: str) -> None:
-        """A card's "malformed frame" warning was clicked: select that frame in Frames (its
-        turn is loaded into the inspector first when another one is shown)."""
-        ref, shown = card.turn_ref, self.feed.ref
-        if ref is not None and shown is not None and shown.key == ref.key:
-            if not self.inspector.show_malformed_frame(reason):
-                self.status.show_message("That frame is not in this turn's capture")
-            return
-        if ref is None:
-            return
-        self._frame_wanted = (ref.key, reason)
-        self.inspect(card)
 
-    def _on_feed_loaded(self, key: int) -> None:
-        wanted, self._frame_wanted = self._frame_wanted, None
-        if wanted is not None and wanted[0] == key:
-            self.inspector.show_malformed_frame(wanted[1])
-
-    def _on_card_results_submitted(self, results: list[tuple[str, str, str]]) -> None:
-        self.send_tool_results([ToolResult(id or None, name, text) for id, name, text in results])
-
-    # -- the inspector -------------------------------------------------------------------
-
-    def inspect(self, card: AssistantCard) -> None:
-        """Show ``card``'s turn in the inspector."""
-        if card.turn_ref is not None:
-            self.feed.show(card.turn_ref)
-
-    def _new_ref(self, model: str, *, conversation: str | None = None) -> TurnRef:
-        title = conversation if conversation is not None else self.session.title
-        return TurnRef(next(self._keys), title, time.time(), model)
-
-    def _watch(self, card: AssistantCard, ref: TurnRef) -> None:
-        card.turn_ref = ref
-        card.inspectRequested.connect(lambda: self.inspect(card))
-
-    def _update_ref(self, card: AssistantCard, **changes: object) -> TurnRef | None:
-        if card.turn_ref is None:
-            return None
-        card.turn_ref = replace(card.turn_ref, **changes)  # type: ignore[arg-type]
-        self.feed.update(card.turn_ref)
-        return card.turn_ref
-
-    def _on_feed_shown(self, key: int) -> None:
-        for card in self.answer_cards:
-            card.set_selected(card.turn_ref is not None and card.turn_ref.key == key)
-        if self._card is not None and self._card not in self.answer_cards:  # (a replay)
-            ref = self._card.turn_ref
-            self._card.set_selected(ref is not None and ref.key == key)
-
-    def _stored_refs(self) -> dict[int, TurnRef]:
-        """The turns of the conversation's saved answers, by message id."""
-        session = self.session
-        refs: dict[int, TurnRef] = {}
-        for message in session.loaded_messages:
-            if message.role != "assistant":
-                continue
-            stored = message.turn
-            refs[message.id] = TurnRef(
-                next(self._keys),
-                session.title,
-                message.created,
-                (stored.model if stored else None) or session.model or "assistant",
-                stored.outcome if stored else None,
-                stored.capture_id if stored else None,
-            )
-        return refs
-
-    # -- view ----------------------------------------------------------------------------
-
-    def _rebuild_view(self, stored: dict[int, TurnRef] | None = None) -> None:
-        """Redraw the chat from the history's shown path (after an edit was sent, a version
-        chosen, or a conversation switch) and show its last answer in the inspector:
-        versions of a message page on its card; the results tool calls got show in their
-        boxes. ``stored``: the saved answers' turns by message id (a conversation opened);
-        an answer shown before keeps the turn its card had."""
-        kept = {
-            id(c.turn): c.turn_ref
-            for c in self.answer_cards
-            if c.turn is not None and c.turn_ref is not None
-        }
-        stored = stored or {}
-        self.chat.clear()
-        self.answer_cards = []
-        shown: AssistantCard | None = None
-        for entry in self.history.path_entries():
-            if entry.kind == "user" and entry.message is not None:
-                user = self.chat.add_user_message(entry.message.text)
-                user.set_versions(entry.chosen, entry.count)
-                user.versionStepped.connect(
-                    functools.partial(self._on_user_card_version_stepped, entry)
-                )
-            elif entry.kind == "answers":
-                for i, turn in enumerate(entry.answers):
-                    key = entry.keys[i] if i < len(entry.keys) else None
-                    ref = kept.get(id(turn)) or (stored.get(key) if key is not None else None)
-                    if ref is None:
-                        ref = self._new_ref(turn.model or self.session.model or "assistant")
-                    card = self.chat.begin_assistant_message(
-                        ref.model + (f" · answer {i + 1}" if i else "")
-                    )
-                    card.show_turn(turn)
-                    card.frameRequested.connect(
-                        functools.partial(self._on_card_frame_requested, card)
-                    )
-                    card.setVisible(i == entry.chosen)
-                    self._watch(card, ref)
-                    self.answer_cards.append(card)
-                    card.set_alternatives(i, entry.count)
-                    card.alternativeStepped.connect(
-                        functools.partial(self._on_answer_card_alternative_stepped, card)
-                    )
-                    if i == entry.chosen:
-                        shown = card
-                        card.show_results(entry.results)
-                        card.show_unanswered(entry.unanswered, skipped=entry.followed)
-                        if not entry.followed:
-                            card.resultsSubmitted.connect(self._on_card_results_submitted)
-        if shown is not None:
-            self.inspect(shown)
-        else:
-            self.feed.clear("No turn in this conversation yet")
-        self.historyChanged.emit()
-
-    def _on_user_card_version_stepped(self, entry: PathEntry, step: int) -> None:
-        self.choose_version(entry.depth, entry.chosen + step)
+__all__ = ["MEMORY_CAPTURES", "MEMORY_NOTE", "ChatController"]

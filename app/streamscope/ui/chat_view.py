@@ -1,16 +1,37 @@
-"""The chat: a scrollable column of message cards that follows new text only when the user
-is already at the bottom (scrolling up to read stops the following; scrolling back down, or
-sending a message, resumes it)."""
+"""The chat: the column of message cards (:class:`~streamscope.ui.card_column.CardColumn`:
+cards are built only near the viewport) that follows new text only when the user is already
+at the bottom (scrolling up to read stops the following; scrolling back down, or sending a
+message, resumes it).
+
+The window's cards come from the chat controller's factory
+(:class:`~streamscope.ui.chat_cards.ChatCards`); a bare view builds user messages and notices
+(:class:`BasicCards`), and takes cards its caller builds (:meth:`ChatView.add_user_message`,
+:meth:`~ChatView.begin_assistant_message`, :meth:`~ChatView.add_notice`: kept for the
+view's life).
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
+from collections.abc import Sequence
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QWidget
 
 from streamscope.ui.answer_card import AssistantCard
+from streamscope.ui.card_column import CardColumn, CardFactory
+from streamscope.ui.chat_rows import CardKey, ChatRow, NoticeRow, UserRow, WidgetRow
 from streamscope.ui.code_highlight import warm_up_highlighting
 from streamscope.ui.message_card import NoticeCard, UserCard
+
+__all__ = [
+    "BOTTOM_SLACK",
+    "AssistantCard",
+    "BasicCards",
+    "CardFactory",
+    "ChatView",
+    "NoticeCard",
+    "UserCard",
+]
 
 BOTTOM_SLACK = 4
 """Pixels from the end that still count as "at the bottom"."""
@@ -19,102 +40,104 @@ WARM_UP_DELAY_MS = 250
 """After the event loop starts (the window has painted), Pygments loads in the background."""
 
 
-class ChatView(QWidget):
+class BasicCards:
+    """User messages, notices and cards built by the caller (:class:`WidgetRow`)."""
+
+    def build(self, key: CardKey, parent: QWidget) -> QWidget:
+        if isinstance(key, WidgetRow) and key.widget is not None:
+            return key.widget
+        if isinstance(key, UserRow):
+            card: QWidget = UserCard(key.text, parent)
+        elif isinstance(key, NoticeRow):
+            card = NoticeCard(key.markdown, parent)
+        else:
+            raise TypeError(f"no card for {key!r}")
+        self.sync(key, card)
+        return card
+
+    def sync(self, key: CardKey, card: QWidget) -> None:
+        if isinstance(key, UserRow) and isinstance(card, UserCard):
+            card.set_versions(key.chosen, key.count)
+            if card.title.text().startswith("you · editing") != key.editing:
+                card.set_editing(key.editing)
+
+
+class ChatView(CardColumn):
     """A scrollable list of message cards."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
         self._follow = True
-        self._scroll = QScrollArea(self)
-        self._scroll.setWidgetResizable(True)
-        self._scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self._scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self._scroll.viewport().setBackgroundRole(QPalette.ColorRole.Window)
-        self._content = QWidget()
-        self._content.setBackgroundRole(QPalette.ColorRole.Window)
-        self._cards = QVBoxLayout(self._content)
-        self._cards.setContentsMargins(12, 12, 12, 12)
-        self._cards.setSpacing(10)
-        self._cards.addStretch(1)
-        self._scroll.setWidget(self._content)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self._scroll)
-        bar = self._scroll.verticalScrollBar()
+        super().__init__(BasicCards(), parent)
+        bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrollbar_valueChanged)
         bar.rangeChanged.connect(self._on_scrollbar_rangeChanged)
         QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, warm_up_highlighting))
 
-    # -- the API the window uses --------------------------------------------------------
-
-    def clear(self) -> None:
-        """Remove every card."""
-        while self._cards.count() > 1:
-            item = self._cards.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                widget.hide()
-                widget.deleteLater()
+    def set_rows(self, rows: Sequence[ChatRow]) -> None:
+        """Show ``rows`` (a conversation opened, redrawn) at the end, following it."""
         self._follow = True
-
-    def add_user_message(self, text: str) -> UserCard:
-        """Add what the user sent (and follow the end again: the user just acted)."""
-        card = UserCard(text, self._content)
-        self._add(card)
+        super().set_rows(rows)
         self.scroll_to_bottom()
-        return card
 
-    def begin_assistant_message(self, label: str = "assistant") -> AssistantCard:
-        """Add an empty assistant card that the caller streams into."""
-        card = AssistantCard(label, self._content)
-        self._add(card)
-        return card
-
-    def add_notice(self, markdown: str) -> NoticeCard:
-        """Add a note from the app, in Markdown (e.g. the welcome text)."""
-        card = NoticeCard(markdown, self._content)
-        self._add(card)
-        return card
+    # -- following the end ----------------------------------------------------------------
 
     def is_at_bottom(self) -> bool:
         """Whether the end of the chat is in view."""
-        bar = self._scroll.verticalScrollBar()
+        bar = self.verticalScrollBar()
         return bar.value() >= bar.maximum() - BOTTOM_SLACK
 
     def scroll_to_bottom(self) -> None:
         """Show the end, and keep following it as it grows."""
         self._follow = True
-        bar = self._scroll.verticalScrollBar()
+        bar = self.verticalScrollBar()
         bar.setValue(bar.maximum())
-
-    # -- for tests and the window -------------------------------------------------------
-
-    def cards(self) -> list[QWidget]:
-        """The cards, top to bottom."""
-        items = (self._cards.itemAt(i) for i in range(self._cards.count()))
-        return [w for item in items if item is not None and (w := item.widget()) is not None]
 
     def scroll_bar_value(self) -> int:
         """The vertical scroll position in pixels."""
-        return self._scroll.verticalScrollBar().value()
+        return self.verticalScrollBar().value()
 
     def scroll_to(self, value: int) -> None:
         """Scroll to ``value`` pixels (as a user would)."""
-        self._scroll.verticalScrollBar().setValue(value)
+        self.verticalScrollBar().setValue(value)
 
-    # -- following ----------------------------------------------------------------------
+    def following(self) -> bool:
+        return self._follow
 
-    def _add(self, card: QWidget) -> None:
-        self._cards.insertWidget(self._cards.count() - 1, card)
-        card.show()
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        # (the scroll bar calls this before its other slots: the following is decided first)
+        self._on_scrollbar_valueChanged(self.verticalScrollBar().value())
+        super().scrollContentsBy(dx, dy)
 
     def _on_scrollbar_valueChanged(self, value: int) -> None:
-        bar = self._scroll.verticalScrollBar()
+        bar = self.verticalScrollBar()
         self._follow = value >= bar.maximum() - BOTTOM_SLACK
 
     def _on_scrollbar_rangeChanged(self, _minimum: int, maximum: int) -> None:
         if self._follow:
-            self._scroll.verticalScrollBar().setValue(maximum)
+            self.verticalScrollBar().setValue(maximum)
 
+    # -- cards built by the caller --------------------------------------------------------
 
-__all__ = ["AssistantCard", "ChatView", "NoticeCard", "UserCard"]
+    def add_user_message(self, text: str) -> UserCard:
+        """Add what the user sent as a card kept for the view's life (and follow the end
+        again: the user just acted)."""
+        card = UserCard(text, self.viewport())
+        self._add_widget(card)
+        self.scroll_to_bottom()
+        return card
+
+    def begin_assistant_message(self, label: str = "assistant") -> AssistantCard:
+        """Add an empty assistant card that the caller streams into."""
+        card = AssistantCard(label, self.viewport())
+        self._add_widget(card)
+        return card
+
+    def add_notice(self, markdown: str) -> NoticeCard:
+        """Add a note from the app, in Markdown (e.g. the welcome text)."""
+        card = NoticeCard(markdown, self.viewport())
+        self._add_widget(card)
+        return card
+
+    def _add_widget(self, card: QWidget) -> None:
+        card.hide()
+        self.append_row(WidgetRow(widget=card), card)

@@ -1,12 +1,22 @@
 """Which conversation the chat shows: at start the most recent one, then a new one, one
 chosen in the list, a new one when the open one is deleted (none while a turn runs). An
 opened conversation's tools fill the tools panel; an empty one shows the welcome, which names
-the endpoint selected (and follows it when another is chosen)."""
+the endpoint selected (and follows it when another is chosen).
+
+A conversation opens whole (every message: the chat builds cards only near its viewport).
+One of up to :data:`OPEN_AT_ONCE` messages is read and shown at once; a longer one is read
+from the database and its rows prepared on a thread of the switcher's (reading 727 messages
+and their texts' shapes took ~120 ms), then shown — the chat shows the conversation it had
+meanwhile, and a later choice wins over a load still running (:attr:`loading`).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
@@ -19,11 +29,18 @@ if TYPE_CHECKING:
     from streamscope.core.store.database import Store
     from streamscope.ui.chat_controller import ChatController
     from streamscope.ui.chat_view import ChatView
+    from streamscope.ui.conversation_rows import PreparedRows
     from streamscope.ui.conversations_panel import ConversationsPanel
     from streamscope.ui.message_card import NoticeCard
     from streamscope.ui.tools_panel import ToolsPanel
 
-__all__ = ["WELCOME", "ConversationSwitcher", "welcome"]
+__all__ = ["OPEN_AT_ONCE", "WELCOME", "ConversationSwitcher", "welcome"]
+
+_log = logging.getLogger("streamscope.chat")
+
+OPEN_AT_ONCE = 120
+"""A conversation of at most this many messages is read and shown without waiting for a
+thread (a few milliseconds); a longer one is loaded off the UI thread."""
 
 WELCOME = """\
 ### Welcome to StreamScope
@@ -96,27 +113,28 @@ class ConversationSwitcher(QObject):
         self._conversations = conversations
         self._tools_panel = tools_panel
         self._tools_dock = tools_dock
+        self._io: ThreadPoolExecutor | None = None
+        self.loading: asyncio.Future[None] | None = None
+        """A long conversation being loaded (``None`` when none is)."""
+        self._loading_id: int | None = None
 
     def restore(self) -> None:
         """At start: the most recent conversation (its last turn in the inspector), or a
         new one."""
         recent = self._store.most_recent_conversation() if self._store is not None else None
-        if recent is not None:
-            try:
-                self.open(ChatSession.open(self._store, recent.id))  # type: ignore[arg-type]
-                return
-            except KeyError:
-                pass
-        self.open()
+        if recent is None:
+            self.open()
+        else:
+            self._load(recent.id, missing=self.open)
 
     def endpoint_changed(self) -> None:
         """Another endpoint (or model) was chosen: the welcome, if shown, names it."""
-        if self._welcome is not None and len(self._controller.history) == 0:
+        if self._welcome is not None and not self._controller.history.root.children:
             self._welcome.set_markdown(welcome(self._endpoint()))
 
     def new_conversation(self) -> None:
         """A new conversation (unless a turn runs or this one is still empty)."""
-        if self._controller.busy or not len(self._controller.history):
+        if self._controller.busy or not self._controller.history.root.children:
             return
         self.open()
 
@@ -124,26 +142,79 @@ class ConversationSwitcher(QObject):
         """A stored conversation (unless a turn runs)."""
         if self._store is None or self._controller.busy:
             return
-        try:
-            session = ChatSession.open(self._store, conversation_id)
-        except KeyError:
-            self._conversations.refresh()
+        self._load(conversation_id, missing=self._conversations.refresh)
+
+    def _load(self, conversation_id: int, *, missing: Callable[[], object]) -> None:
+        """Open a stored conversation: at once when it is short, else on the thread; calls
+        ``missing`` if it is not there (any more)."""
+        store = self._store
+        assert store is not None
+        self._stop_loading()
+        if len(store.load_messages(conversation_id, limit=OPEN_AT_ONCE + 1)) <= OPEN_AT_ONCE:
+            try:
+                session = ChatSession.open(store, conversation_id)
+            except KeyError:
+                missing()
+                return
+            self.open(session)
             return
-        self.open(session)
+        controller = self._controller
+
+        def read() -> tuple[ChatSession, PreparedRows]:
+            session = ChatSession.open(store, conversation_id)
+            return session, controller.prepare(session)  # (pure Python: no Qt)
+
+        if self._io is None:
+            self._io = ThreadPoolExecutor(1, thread_name_prefix="conversation-load")
+        self._loading_id = conversation_id
+        reading = asyncio.wrap_future(self._io.submit(read))  # (it starts now)
+        self.loading = asyncio.ensure_future(self._open_later(reading, missing))
+
+    async def _open_later(
+        self,
+        reading: asyncio.Future[tuple[ChatSession, PreparedRows]],
+        missing: Callable[[], object],
+    ) -> None:
+        controller = self._controller
+        try:
+            session, rows = await reading
+        except KeyError:
+            self.loading = self._loading_id = None
+            missing()
+            return
+        except Exception:  # (a database that cannot be read: the chat stays as it was)
+            self.loading = self._loading_id = None
+            _log.exception("could not load the conversation")
+            return
+        self.loading = self._loading_id = None
+        if not controller.busy:  # (a turn started meanwhile: it stays in view)
+            self.open(session, rows)
+
+    def _stop_loading(self) -> None:
+        """A later choice wins over a conversation still loading."""
+        if self.loading is not None:
+            self.loading.cancel()
+            self.loading = self._loading_id = None
 
     def conversation_deleted(self, conversation_id: int) -> None:
-        """The list deleted a conversation: a new one if it was the open one."""
+        """The list deleted a conversation: a new one if it was the open one (or the one
+        loading)."""
+        if self._loading_id == conversation_id:
+            self._stop_loading()
         if (
             self._controller.session.conversation_id == conversation_id
             and not self._controller.busy
         ):
             self.open()
 
-    def open(self, session: ChatSession | None = None) -> None:
-        """Show ``session`` (a new one by default) in the chat, its tools in the tools panel."""
+    def open(self, session: ChatSession | None = None, rows: PreparedRows | None = None) -> None:
+        """Show ``session`` (a new one by default; ``rows``: its rows, prepared) in the
+        chat, its tools in the tools panel."""
         if session is None:
             session = ChatSession(self._store)
-        self._controller.open_session(session)
+        if rows is None:
+            self._stop_loading()  # (another choice: the one loading is not wanted)
+        self._controller.open_session(session, rows)
         self._tools_panel.blockSignals(True)
         self._tools_panel.set_tools(list(session.tools))
         self._tools_panel.set_enabled(bool(session.tools))
@@ -151,9 +222,7 @@ class ConversationSwitcher(QObject):
         if session.tools:
             self._tools_dock.show()
         self._welcome = None
-        if not len(session.history):
+        if not session.history.root.children:  # (empty: the welcome)
             self._welcome = self._chat.add_notice(welcome(self._endpoint()))
-        elif session.has_more:
-            self._chat.add_notice("Older messages of this conversation are not shown.")
         self._conversations.set_current(session.conversation_id)
         self.opened.emit()

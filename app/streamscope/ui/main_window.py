@@ -239,13 +239,13 @@ class MainWindow(QMainWindow):
     @property
     def alt_label(self) -> QLabel:
         """The pager's label, on the answer shown last (the one it pages)."""
-        cards = [c for c in self.controller.answer_cards if not c.isHidden()]
-        return cards[-1].alt_label if cards else self.endpoint_bar.alt_label
+        card = self.controller.shown_answer_card()
+        return card.alt_label if card is not None else self.endpoint_bar.alt_label
 
     @property
     def prev_alt(self) -> QAbstractButton:
-        cards = [c for c in self.controller.answer_cards if not c.isHidden()]
-        return cards[-1].prev_alt if cards else self.endpoint_bar.prev_alt
+        card = self.controller.shown_answer_card()
+        return card.prev_alt if card is not None else self.endpoint_bar.prev_alt
 
     @property
     def endpoints(self) -> EndpointSettings:

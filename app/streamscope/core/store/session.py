@@ -95,8 +95,9 @@ class ChatSession:
         self._earlier: list[Message] | None = None  # the stored path above what is loaded
 
     @classmethod
-    def open(cls, store: Store, conversation_id: int, limit: int = 200) -> ChatSession:
-        """A saved conversation (its latest ``limit`` messages; ``has_more`` if older)."""
+    def open(cls, store: Store, conversation_id: int, limit: int | None = None) -> ChatSession:
+        """A saved conversation: all of it, or its latest ``limit`` messages (``has_more``
+        if older)."""
         session = cls(store)
         stored = store.load_conversation(conversation_id, limit=limit)
         session.conversation_id = conversation_id
