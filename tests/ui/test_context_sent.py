@@ -64,6 +64,13 @@ def send(window: MainWindow, aloop: qasync.QEventLoop, text: str) -> Turn:
     return aloop.run_until_complete(wait())
 
 
+def open_conversation(window: MainWindow, aloop: qasync.QEventLoop, conv_id: int) -> None:
+    window.switcher.open_conversation(conv_id)
+    if window.switcher.loading is not None:  # (a long one is read on the switcher's thread)
+        aloop.run_until_complete(window.switcher.loading)
+    assert window.controller.session.conversation_id == conv_id
+
+
 def sent_messages(window: MainWindow) -> list[dict[str, Any]]:
     capture = window.controller.runner.last_capture
     assert capture is not None and capture.request is not None
@@ -75,7 +82,7 @@ def test_the_long_conversation_is_sent_whole(
     window: tuple[MainWindow, Store], aloop: qasync.QEventLoop, built: ProfileFacts
 ) -> None:
     win, store = window
-    win.switcher.open_conversation(built.long_id)
+    open_conversation(win, aloop, built.long_id)
     stored = to_chat_history(store.load_conversation(built.long_id, limit=None).messages)
     path = stored.messages()
     assert len(path) == 684
@@ -98,7 +105,7 @@ def test_a_policy_cuts_at_an_exchange_and_says_so(
     bar = win.endpoint_bar
     demo = replace(bar.current_endpoint(), context_policy=ContextPolicy("exchanges", 100))
     bar.set_endpoints(bar.endpoints.with_endpoint(demo))
-    win.switcher.open_conversation(built.long_id)
+    open_conversation(win, aloop, built.long_id)
     stored = to_chat_history(store.load_conversation(built.long_id, limit=None).messages)
     path = stored.messages()
     users = [i for i, m in enumerate(path) if m.role == "user"]

@@ -26,6 +26,7 @@ from streamscope.core.net.endpoints import new_endpoint
 from streamscope.core.turn.liveness import LAG_SHOWN
 from streamscope.ui import pacing
 from streamscope.ui.main_window import MainWindow
+from support.chat import answer_cards
 from support.rawhttp import RawServer, chunk, head
 
 STREAM_S = 4.0
@@ -114,7 +115,7 @@ def test_a_display_behind_the_stream_says_so_and_a_real_stall_is_still_no_data(
                 after_stall.append((time.monotonic() - stalled_at, text))
                 if seconds(text, r"no data for (\d+) s") == 3:
                     break
-            card = window.controller.answer_cards[-1]
+            card = answer_cards(window.controller)[-1]
             if card.silence_label.text():
                 card_lines.append(card.silence_label.text())
 
