@@ -63,7 +63,10 @@ def send(window: MainWindow, aloop: qasync.QEventLoop, model: str, text: str) ->
 
 
 def test_conversations_are_saved_listed_reopened_and_deleted_with_undo(
-    window: MainWindow, aloop: qasync.QEventLoop, profile: tuple[Store, CaptureStore]
+    window: MainWindow,
+    aloop: qasync.QEventLoop,
+    profile: tuple[Store, CaptureStore],
+    qtbot: QtBot,
 ) -> None:
     store, _ = profile
     send(window, aloop, "demo", "First question about streams")
@@ -83,6 +86,7 @@ def test_conversations_are_saved_listed_reopened_and_deleted_with_undo(
 
     window.conversations.search.setText("follow-up")
     window.conversations.refresh()
+    qtbot.waitUntil(lambda: not window.conversations.searching)
     assert window.conversations.ids() == [conv_id]
     window.conversations.search.setText("")
     window.conversations.refresh()
