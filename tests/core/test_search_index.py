@@ -164,6 +164,27 @@ def test_the_indexer_thread_backfills_reports_and_stops(tmp_path: Path) -> None:
         store.close()
 
 
+def test_the_indexer_waits_while_a_search_runs(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    build_v4(path, corpus(10, 10))
+    store = Store(path)
+    searching = [True]
+    indexer = SearchIndexer(path, busy=lambda: searching[0], idle_seconds=0.05)
+    indexer.start()
+    try:
+        time.sleep(0.3)
+        marks = store._db.execute("SELECT below FROM search_backfill ORDER BY source")
+        assert marks.fetchall() == [(10,), (100,)]  # not a batch while searching
+        searching[0] = False
+        deadline = time.monotonic() + 30
+        while not index_progress(store._db).backfilled and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert index_progress(store._db).backfilled and index_is_exact(store._db)
+    finally:
+        indexer.stop()
+        store.close()
+
+
 # -- the search thread ---------------------------------------------------------------------------
 
 
@@ -190,7 +211,12 @@ def test_the_search_thread_hands_rows_over_in_batches(old: Store) -> None:
         worker.close()
     truth = oracle(old._db, "e")
     assert len(truth) == 40
-    assert [b[1] for b in batches.got] == [truth[i : i + 4] for i in range(0, 40, 4)] + [[]]
+    # the first row at once, then batches of 4, the last three with the end
+    assert [b[1] for b in batches.got] == [
+        truth[:1],
+        *(truth[i : i + 4] for i in range(1, 37, 4)),
+        truth[37:],
+    ]
     assert [b[2] for b in batches.got] == [False] * 10 + [True]
     assert {b[0] for b in batches.got} == {generation}
     assert {b[3] for b in batches.got} == {"conversation-search"}  # not the caller's thread
@@ -244,7 +270,8 @@ def test_a_search_that_fails_says_so_and_the_next_one_works(old: Store) -> None:
         batches.done.clear()
         worker.submit("needle")
         assert batches.done.wait(10)
-        assert worker.error is None and batches.got[-1][1] == oracle(old._db, "needle")
+        assert worker.error is None
+        assert [row for b in batches.got[1:] for row in b[1]] == oracle(old._db, "needle")
     finally:
         worker.close()
 

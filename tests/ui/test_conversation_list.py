@@ -17,7 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.core.store.database import Store
 from streamscope.core.store.search_index import IndexProgress, index_progress
-from streamscope.ui import conversations_model
+from streamscope.ui import conversations_model, conversations_panel
 from streamscope.ui.conversations_model import PAGE, ConversationListModel
 from streamscope.ui.conversations_panel import ConversationsPanel
 from support.search_corpus import CORPUS, build_v4, drain, oracle
@@ -188,7 +188,7 @@ def test_the_search_runs_off_the_ui_thread_and_stale_results_are_dropped(
 
 
 def test_the_list_says_how_far_the_index_is_and_searches_meanwhile(
-    qtbot: QtBot, tmp_path: Path
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     build_v4(tmp_path / "old.db")
     store = Store(tmp_path / "old.db")
@@ -196,6 +196,9 @@ def test_the_list_says_how_far_the_index_is_and_searches_meanwhile(
     qtbot.addWidget(panel)
     panel.show()
     try:
+        panel._on_indexer_progress(IndexProgress(0.0, False, 0))
+        assert not panel.index_note.isVisible()  # (not for a moment's work)
+        monkeypatch.setattr(conversations_panel, "NOTE_AFTER_SECONDS", 0.0)
         panel._on_indexer_progress(IndexProgress(0.436, False, 0))
         assert panel.index_note.isVisible()
         assert panel.index_note.text() == "Indexing history for search… 43 %"

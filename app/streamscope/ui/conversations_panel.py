@@ -18,6 +18,8 @@ meanwhile: they read what is not indexed yet.
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -44,6 +46,8 @@ BUSY_NOTE = "A turn is streaming: stop it (Esc) or let it finish, then open anot
 SEARCH_DEBOUNCE_MS = 200
 INDEXER_DELAY_MS = 1500
 """The indexer starts this long after the panel (start-up first)."""
+NOTE_AFTER_SECONDS = 0.5
+"""The indexing note shows once the backfill has run this long (a small one never shows)."""
 
 
 def indexing_note(progress: IndexProgress) -> str:
@@ -109,6 +113,7 @@ class ConversationsPanel(QWidget):
         self._progress = _Progress(self)
         self._progress.reported.connect(self._on_indexer_progress)
         self.indexer: SearchIndexer | None = None
+        self._indexing_since: float | None = None
 
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.list.activated.connect(self._on_list_activated)
@@ -169,18 +174,26 @@ class ConversationsPanel(QWidget):
         """Start keeping the search index full (once; a file-backed store only)."""
         if self.indexer is not None or self.store is None:
             return
+        model = self.model
         self.indexer = indexer = SearchIndexer(
-            self.store.path, on_progress=self._progress.reported.emit
+            self.store.path,
+            on_progress=self._progress.reported.emit,
+            busy=lambda: model.searching,  # (a search reading the rest goes first)
         )
         self.destroyed.connect(lambda *_: indexer.stop())
         indexer.start()
 
     def _on_indexer_progress(self, progress: IndexProgress) -> None:
+        now = time.monotonic()
+        if self._indexing_since is None:
+            self._indexing_since = now
         self.index_note.setText(indexing_note(progress))
-        self.index_note.setVisible(not progress.backfilled)
+        shown = now - self._indexing_since >= NOTE_AFTER_SECONDS
+        self.index_note.setVisible(shown and not progress.backfilled)
 
     def shutdown(self) -> None:
         """Stop the search and indexer threads (each finishes its step first)."""
+        self._search_timer.stop()
         if self.indexer is not None:
             self.indexer.stop()
         self.model.close()

@@ -46,6 +46,9 @@ INDEX_MIN_CHARS = 3
 COLUMNS = "c.id, c.title, c.endpoint_name, c.model, c.created, c.updated"
 """A :class:`~streamscope.core.store.records.ConversationSummary` row."""
 
+CHECK_EVERY = 100_000
+"""A search looks whether it is still wanted every this many SQLite VM steps."""
+
 _VARIANTS_MAX = 2
 """Up to this many cased letters outside ASCII, each spelling is one ``LIKE``."""
 
@@ -160,10 +163,11 @@ Batch = Callable[[int, Sequence[ConversationSummary], bool], None]
 class SearchWorker:
     """Runs one search at a time in a daemon thread with its own read connection to
     ``path``. :meth:`submit` returns the search's generation; rows go to ``on_batch`` (called
-    in the worker's thread) in batches: at most ``batch_rows`` each, and whatever was found
-    once ``batch_seconds`` have passed since the last batch (the first batch too), so the
-    first rows are seen before the search ends. A newer :meth:`submit` (or :meth:`cancel`)
-    interrupts the one running: it ends without its ``done`` batch."""
+    in the worker's thread) in batches: the first row found at once, then at most
+    ``batch_rows`` a batch, and whatever was found once ``batch_seconds`` have passed since
+    the last batch — so the first rows are seen before the search ends. A newer
+    :meth:`submit` (or :meth:`cancel`) interrupts the one running: it ends without its
+    ``done`` batch."""
 
     def __init__(
         self,
@@ -236,30 +240,35 @@ class SearchWorker:
 
     def _one(self, db: sqlite3.Connection, generation: int, query: str) -> None:
         found: list[ConversationSummary] = []
+        sent = 0  # rows handed on so far
         last = time.monotonic()
 
         def flush(done: bool) -> None:
-            nonlocal found, last
+            nonlocal found, last, sent
             if found or done:
                 self._on_batch(generation, found, done)
+            sent += len(found)
             found = []
             last = time.monotonic()
+
+        def due() -> bool:  # the first row at once; then at most every batch_seconds
+            return bool(found) and (not sent or time.monotonic() - last >= self._batch_seconds)
 
         def progress() -> int:  # (between steps of the statement: stop, or hand rows on)
             if not self._current(generation):
                 return 1
-            if found and time.monotonic() - last >= self._batch_seconds:
+            if due():
                 flush(False)
             return 0
 
-        db.set_progress_handler(progress, 2000)
+        db.set_progress_handler(progress, CHECK_EVERY)
         try:
             db.execute("BEGIN")  # one snapshot: the marks and the rows agree
             for row in self._search(db, query):
                 if not self._current(generation):
                     return
                 found.append(summary_from_row(row))
-                if len(found) >= self._batch_rows or time.monotonic() - last >= self._batch_seconds:
+                if len(found) >= self._batch_rows or due():
                     flush(False)
             if self._current(generation):
                 self.error = None

@@ -156,7 +156,8 @@ class SearchIndexer:
     :meth:`stop`: batches sized to take about :data:`BATCH_SECONDS` each while there is work,
     then a look every ``idle_seconds`` (or at :meth:`wake`). ``on_progress`` is called from
     that thread after each batch of the backfill (at most every ``report_seconds``) and once
-    when it is finished; it must only hand the value on."""
+    when it is finished; it must only hand the value on. While ``busy()`` says so (a search
+    runs: it reads what is not indexed yet, and wants the disk and a core) no batch starts."""
 
     def __init__(
         self,
@@ -166,8 +167,10 @@ class SearchIndexer:
         idle_seconds: float = 1.0,
         report_seconds: float = 0.25,
         batch_seconds: float = BATCH_SECONDS,
+        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.path = str(path)
+        self._busy = busy
         self._on_progress = on_progress
         self._idle = idle_seconds
         self._report = report_seconds
@@ -217,6 +220,9 @@ class SearchIndexer:
         self._report_progress(reported)
         last_report = time.monotonic()
         while not self._stop.is_set():
+            if self._busy():
+                self._stop.wait(0.02)
+                continue
             t0 = time.monotonic()
             done = index_step(db, rows)
             elapsed = time.monotonic() - t0
