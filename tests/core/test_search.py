@@ -256,6 +256,31 @@ def test_an_id_used_again_after_a_purge_is_indexed_once(old: Store) -> None:
     assert ids(old, "needle") == [] and ids(old, "changed pin") == [7]
 
 
+def test_a_large_backlog_is_read_conversation_by_conversation(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(As in a profile whose history was written by this version in bulk — an import, the
+    test profile: every message waits in the backlog.)"""
+    from streamscope.core.store import search
+
+    for title, texts in CORPUS:
+        conv = store.create_conversation(title)
+        for text in texts:
+            store.add_user_message(conv, text)
+    monkeypatch.setattr(search, "_BACKLOG_AT_ONCE", 4)
+    state = search.index_state(store._db)
+    assert state == search.IndexState(0, 0, 16)
+    sql, _ = search.search_sql("needle", state)
+    assert "OR m.id IN (SELECT message_id FROM search_backlog)" not in sql  # (walked)
+    assert "(m.id IN (SELECT message_id FROM search_backlog)) AND" in sql
+    for query in [*QUERIES, *LITERAL]:
+        assert ids(store, query) == oracle(store._db, query), query
+    index_step(store._db, rows=10)  # the newest ten indexed, six still waiting
+    assert search.index_state(store._db).backlog == 6
+    for query in [*QUERIES, *LITERAL]:
+        assert ids(store, query) == oracle(store._db, query), query
+
+
 def test_deleted_conversations_are_never_found(old: Store) -> None:
     drain(old._db)
     old.delete(8)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from streamscope.core.store.database import ConversationSummary, Store
+from streamscope.core.store.history import ToolResult
 from streamscope.core.store.search import SearchWorker, search_cursor
 from streamscope.core.store.search_index import (
     IndexProgress,
@@ -183,6 +184,53 @@ def test_the_indexer_waits_while_a_search_runs(tmp_path: Path) -> None:
     finally:
         indexer.stop()
         store.close()
+
+
+def test_a_big_backlog_is_progress_to_report_too(tmp_path: Path) -> None:
+    """(An import writes many messages at once: the index has work in hand, like a backfill.)"""
+    store = Store(tmp_path / "new.db")
+    conv = store.create_conversation("bulk")
+    assert index_progress(store._db).finished  # (a new profile: nothing to do)
+    reports: list[IndexProgress] = []
+    indexer = SearchIndexer(
+        store.path, on_progress=reports.append, idle_seconds=0.02, report_seconds=0
+    )
+    indexer.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not reports and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert reports == [IndexProgress(1.0, True, 0)]  # finished, said once
+        results = [ToolResult(f"c{n}", "f", f"imported result {n}") for n in range(150)]
+        store.add_tool_results(conv, results)  # (one transaction)
+        indexer.wake()
+        deadline = time.monotonic() + 20
+        while not (len(reports) > 2 and reports[-1].finished) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        indexer.stop()
+    later = reports[1:]
+    assert not later[0].finished and later[0].percent < 100  # the import, in hand …
+    assert later[-1].finished and later[-1].percent == 100  # … then done
+    assert all(not r.finished for r in later[:-1])
+    assert [r.fraction for r in later] == sorted(r.fraction for r in later)
+    assert index_is_exact(store._db)
+    assert index_progress(store._db).backlog == 0
+    store.close()
+
+
+def test_progress_counts_a_draining_backlog(tmp_path: Path) -> None:
+    store = Store(tmp_path / "new.db")
+    conv = store.create_conversation("bulk")
+    for n in range(150):
+        store.add_user_message(conv, f"m{n}")
+    assert index_progress(store._db) == IndexProgress(0.0, True, 150)
+    index_step(store._db, rows=30)
+    assert index_progress(store._db, backlog_peak=150) == IndexProgress(0.2, True, 120)
+    assert index_progress(store._db, backlog_peak=150).percent == 20
+    index_step(store._db, rows=30)  # 90 left: the usual few, nothing to say
+    assert index_progress(store._db, backlog_peak=150).finished
+    store.close()
 
 
 # -- the search thread ---------------------------------------------------------------------------

@@ -184,12 +184,15 @@ class ConversationsPanel(QWidget):
         indexer.start()
 
     def _on_indexer_progress(self, progress: IndexProgress) -> None:
+        self.index_note.setText(indexing_note(progress))
+        if progress.finished:
+            self._indexing_since = None
+            self.index_note.hide()
+            return
         now = time.monotonic()
         if self._indexing_since is None:
             self._indexing_since = now
-        self.index_note.setText(indexing_note(progress))
-        shown = now - self._indexing_since >= NOTE_AFTER_SECONDS
-        self.index_note.setVisible(shown and not progress.backfilled)
+        self.index_note.setVisible(now - self._indexing_since >= NOTE_AFTER_SECONDS)
 
     def shutdown(self) -> None:
         """Stop the search and indexer threads (each finishes its step first)."""

@@ -42,7 +42,7 @@ from streamscope.core.store.records import (
     tools_to_json,
     turn_from_stored,
 )
-from streamscope.core.store.search import backfill_marks, search_sql
+from streamscope.core.store.search import index_state, search_sql
 from streamscope.core.wire.conversation import ToolDefinition
 
 __all__ = [
@@ -111,8 +111,7 @@ class Store(MessageRows):
         ``limit=None``: all of them."""
         if search:
             with self._lock:
-                below, titles_below = backfill_marks(self._db)
-                sql, found = search_sql(search, messages_below=below, titles_below=titles_below)
+                sql, found = search_sql(search, index_state(self._db))
                 rows = self._db.execute(sql + " LIMIT ? OFFSET ?", [*found, _limit(limit), offset])
                 return [summary_from_row(row) for row in rows]
         sql = f"SELECT {_CONV_COLUMNS} FROM conversations c WHERE deleted_at IS NULL"

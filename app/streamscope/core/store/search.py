@@ -27,6 +27,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,10 @@ from streamscope.core.store.records import ConversationSummary, summary_from_row
 
 __all__ = [
     "INDEX_MIN_CHARS",
+    "IndexState",
     "SearchWorker",
     "folded_contains",
+    "index_state",
     "prepare",
     "search_sql",
 ]
@@ -48,6 +51,9 @@ COLUMNS = "c.id, c.title, c.endpoint_name, c.model, c.created, c.updated"
 
 CHECK_EVERY = 100_000
 """A search looks whether it is still wanted every this many SQLite VM steps."""
+
+_BACKLOG_AT_ONCE = 500
+"""A backlog up to this many messages is read before the conversations are walked."""
 
 _VARIANTS_MAX = 2
 """Up to this many cased letters outside ASCII, each spelling is one ``LIKE``."""
@@ -97,22 +103,37 @@ def _phrase(query: str) -> str:
     return '"' + query.replace('"', '""') + '"'
 
 
-def search_sql(query: str, *, messages_below: int, titles_below: int) -> tuple[str, list[Any]]:
+@dataclass(frozen=True, slots=True)
+class IndexState:
+    """What the index does not hold yet: messages and titles with ids up to the backfill's
+    marks, and the ``backlog`` (messages changed since they were indexed)."""
+
+    messages_below: int = 0
+    titles_below: int = 0
+    backlog: int = 0
+
+
+def index_state(db: sqlite3.Connection) -> IndexState:
+    marks = dict(db.execute("SELECT source, below FROM search_backfill").fetchall())
+    (backlog,) = db.execute("SELECT COUNT(*) FROM search_backlog").fetchone()
+    return IndexState(int(marks.get("messages", 0)), int(marks.get("conversations", 0)), backlog)
+
+
+def search_sql(query: str, state: IndexState) -> tuple[str, list[Any]]:
     """The statement listing the conversations that contain ``query`` (titles or message
-    text), newest first, and its parameters; ``*_below``: the backfill's marks
-    (:func:`~streamscope.core.store.search_index.index_progress`), under which rows are not
-    indexed yet and are read instead. Run it on a connection :func:`prepare` has seen."""
+    text), newest first, and its parameters. What ``state`` says is not indexed is read:
+    a small backlog at once (found first, it costs little), otherwise conversation by
+    conversation like the rest, so that the first rows come before the last conversation is
+    read. Run it on a connection :func:`prepare` has seen."""
     title_sql, title_params = text_matches("c.title", query)
     text_sql, text_params = text_matches("m.text", query)
     where: list[str] = []
     params: list[Any] = []
+    unindexed: list[str] = []  # (messages read conversation by conversation)
     if len(query) < INDEX_MIN_CHARS:
         where.append(title_sql)
         params += title_params
-        where.append(
-            f"EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND {text_sql})"
-        )
-        params += text_params
+        unindexed.append("1")
     else:
         phrase = _phrase(query)
         where.append(
@@ -121,20 +142,25 @@ def search_sql(query: str, *, messages_below: int, titles_below: int) -> tuple[s
         )
         where.append("c.id IN (SELECT rowid FROM title_index WHERE title_index MATCH ?)")
         params += [phrase, phrase]
+        if state.titles_below > 0:
+            where.append(f"(c.id <= ? AND {title_sql})")
+            params += [state.titles_below, *title_params]
+        if state.backlog > _BACKLOG_AT_ONCE:
+            unindexed.append("m.id IN (SELECT message_id FROM search_backlog)")
+        elif state.backlog:
+            where.append(
+                "c.id IN (SELECT m.conversation_id FROM messages m WHERE m.id IN"
+                f" (SELECT message_id FROM search_backlog) AND {text_sql})"
+            )
+            params += text_params
+        if state.messages_below > 0:
+            unindexed.append(f"m.id <= {int(state.messages_below)}")
+    if unindexed:
         where.append(
-            "c.id IN (SELECT m.conversation_id FROM messages m WHERE m.id IN"
-            f" (SELECT message_id FROM search_backlog) AND {text_sql})"
+            "EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id"
+            f" AND ({' OR '.join(unindexed)}) AND {text_sql})"
         )
         params += text_params
-        if titles_below > 0:
-            where.append(f"(c.id <= ? AND {title_sql})")
-            params += [titles_below, *title_params]
-        if messages_below > 0:
-            where.append(
-                "EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id"
-                f" AND m.id <= ? AND {text_sql})"
-            )
-            params += [messages_below, *text_params]
     sql = (
         f"SELECT {COLUMNS} FROM conversations c WHERE c.deleted_at IS NULL"
         f" AND ({' OR '.join(where)}) ORDER BY c.updated DESC, c.id DESC"
@@ -142,17 +168,10 @@ def search_sql(query: str, *, messages_below: int, titles_below: int) -> tuple[s
     return sql, params
 
 
-def backfill_marks(db: sqlite3.Connection) -> tuple[int, int]:
-    """``(messages_below, titles_below)``: the backfill's marks."""
-    marks = dict(db.execute("SELECT source, below FROM search_backfill").fetchall())
-    return int(marks.get("messages", 0)), int(marks.get("conversations", 0))
-
-
 def search_cursor(db: sqlite3.Connection, query: str) -> sqlite3.Cursor:
     """A cursor over the conversations containing ``query``, newest first (read it in the
-    same thread; the marks are read first, in the same snapshot when in a transaction)."""
-    messages_below, titles_below = backfill_marks(db)
-    sql, params = search_sql(query, messages_below=messages_below, titles_below=titles_below)
+    same thread; the state is read first, in the same snapshot when in a transaction)."""
+    sql, params = search_sql(query, index_state(db))
     return db.execute(sql, params)
 
 

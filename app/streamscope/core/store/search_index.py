@@ -7,7 +7,7 @@ exactly when its id is above the backfill's ``below`` and it is not in ``search_
 
 - a new message, or one whose text changes, joins the backlog (a streaming answer's partial
   saves cost the app two lookups each); :func:`index_step` indexes backlog rows whose answer
-  has finished streaming, the oldest changes first;
+  has finished streaming, the newest first;
 - rows that existed when the index was added are below ``below``: :func:`index_step` indexes
   them in batches from the newest down, lowering ``below`` in the same transaction — so an
   interrupted backfill resumes where it stopped, and a search knows exactly which part it
@@ -41,31 +41,46 @@ BATCH_SECONDS = 0.015
 partial saves) wait for the write lock at most about this long."""
 
 
+QUIET_BACKLOG = 100
+"""A backlog this small is the app's usual state (answers that just ended): nothing to say."""
+
+
 @dataclass(frozen=True, slots=True)
 class IndexProgress:
-    """How much of the history is indexed: ``fraction`` of the backfill done (1.0 when
-    there was none), ``backlog`` messages waiting (streaming answers among them)."""
+    """How much of the history is indexed: ``fraction`` of the work in hand done (the
+    backfill, and a backlog bigger than :data:`QUIET_BACKLOG`, e.g. after an import; 1.0
+    when there is none), whether the backfill is ``backfilled``, how many messages are in
+    the ``backlog`` (streaming answers among them)."""
 
     fraction: float
     backfilled: bool
     backlog: int
 
     @property
+    def finished(self) -> bool:
+        """Nothing worth a word left: backfilled, and the backlog is the usual few."""
+        return self.backfilled and self.backlog <= QUIET_BACKLOG
+
+    @property
     def percent(self) -> int:
-        """The backfill done, in whole per cent (100 only when it is finished)."""
-        return 100 if self.backfilled else min(99, int(self.fraction * 100))
+        """The work done, in whole per cent (100 only when it is finished)."""
+        return 100 if self.finished else min(99, int(self.fraction * 100))
 
 
-def index_progress(db: sqlite3.Connection) -> IndexProgress:
-    """Where the index stands (a read; any connection)."""
+def index_progress(db: sqlite3.Connection, backlog_peak: int = 0) -> IndexProgress:
+    """Where the index stands (a read; any connection). ``backlog_peak``: the biggest
+    backlog seen since the work began (the indexer keeps it), so that a draining backlog
+    counts as progress."""
     rows = db.execute("SELECT source, below, start FROM search_backfill")
     state = {r[0]: (int(r[1]), int(r[2])) for r in rows}
     below, start = state.get("messages", (0, 0))
     titles_below, _ = state.get("conversations", (0, 0))
     (backlog,) = db.execute("SELECT COUNT(*) FROM search_backlog").fetchone()
-    done = below <= 0 and titles_below <= 0
-    fraction = 1.0 if start <= 0 else (start - max(below, 0)) / start
-    return IndexProgress(fraction, done, int(backlog))
+    backfilled = below <= 0 and titles_below <= 0
+    waiting = backlog if backlog > QUIET_BACKLOG else 0
+    total = (start if below > 0 else 0) + max(backlog_peak, waiting)
+    fraction = 1.0 if total <= 0 else (total - max(below, 0) - waiting) / total
+    return IndexProgress(max(0.0, fraction), backfilled, int(backlog))
 
 
 def index_step(db: sqlite3.Connection, rows: int = 100) -> int:
@@ -120,7 +135,7 @@ def _backlog(db: sqlite3.Connection, rows: int) -> int:
         for r in db.execute(
             "SELECT b.message_id FROM search_backlog b WHERE b.message_id > ? AND NOT EXISTS"
             " (SELECT 1 FROM turns t WHERE t.message_id = b.message_id AND t.status = 'streaming')"
-            " ORDER BY b.message_id LIMIT ?",
+            " ORDER BY b.message_id DESC LIMIT ?",
             (_below(db, "messages"), rows),
         )
     ]
@@ -178,6 +193,9 @@ class SearchIndexer:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="search-indexer", daemon=True)
+        self._reported: IndexProgress | None = None
+        self._reported_at = 0.0
+        self._peak = 0  # the biggest backlog since the work in hand began
         self.error: BaseException | None = None
         """What stopped the thread, if anything but :meth:`stop` did."""
 
@@ -216,9 +234,7 @@ class SearchIndexer:
 
     def _loop(self, db: sqlite3.Connection) -> None:
         rows = 20
-        reported = index_progress(db)
-        self._report_progress(reported)
-        last_report = time.monotonic()
+        self._report_state(db, force=True)
         while not self._stop.is_set():
             if self._busy():
                 self._stop.wait(0.02)
@@ -228,16 +244,22 @@ class SearchIndexer:
             elapsed = time.monotonic() - t0
             if done:  # aim the next batch at the time budget (rows are ~0–100 KB each)
                 rows = max(1, min(2000, int(rows * self._batch / max(elapsed, 1e-4))))
-                if not reported.backfilled and time.monotonic() - last_report >= self._report:
-                    reported = index_progress(db)
-                    self._report_progress(reported)
-                    last_report = time.monotonic()
+                if time.monotonic() - self._reported_at >= self._report:
+                    self._report_state(db)
                 continue
-            if not reported.backfilled:
-                reported = index_progress(db)
-                self._report_progress(reported)
+            self._report_state(db)
             self._wake.wait(self._idle)
             self._wake.clear()
+
+    def _report_state(self, db: sqlite3.Connection, *, force: bool = False) -> None:
+        """Report the progress while there is work in hand, and once when it is finished."""
+        progress = index_progress(db, self._peak)
+        self._peak = 0 if progress.finished else max(self._peak, progress.backlog)
+        was = self._reported
+        if force or was is None or not (was.finished and progress.finished):
+            self._report_progress(progress)
+        self._reported = progress
+        self._reported_at = time.monotonic()
 
     def _report_progress(self, progress: IndexProgress) -> None:
         if self._on_progress is not None:
