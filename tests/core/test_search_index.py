@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -190,6 +191,29 @@ def test_the_indexer_waits_while_a_search_runs(tmp_path: Path) -> None:
         assert index_progress(store._db).backfilled and index_is_exact(store._db)
     finally:
         indexer.stop()
+        store.close()
+
+
+def test_the_indexer_waits_out_a_writer_that_keeps_the_database_locked(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    build_v4(path, corpus(5, 4))
+    store = Store(path)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # (another process writing, for longer than the timeout)
+    indexer = SearchIndexer(path, lock_timeout=0.05, idle_seconds=0.05)
+    indexer.start()
+    try:
+        time.sleep(0.3)
+        assert indexer.running and not index_progress(store._db).backfilled
+        other.execute("COMMIT")
+        deadline = time.monotonic() + 20
+        while not index_progress(store._db).backfilled and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert index_progress(store._db).backfilled and index_is_exact(store._db)
+        assert indexer.error is None
+    finally:
+        indexer.stop()
+        other.close()
         store.close()
 
 

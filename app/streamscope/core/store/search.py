@@ -41,6 +41,7 @@ __all__ = [
     "index_state",
     "prepare",
     "search_sql",
+    "text_matches",
 ]
 
 INDEX_MIN_CHARS = 3
@@ -114,6 +115,7 @@ class IndexState:
 
 
 def index_state(db: sqlite3.Connection) -> IndexState:
+    """The index's :class:`IndexState` (a read; any connection)."""
     marks = dict(db.execute("SELECT source, below FROM search_backfill").fetchall())
     (backlog,) = db.execute("SELECT COUNT(*) FROM search_backlog").fetchone()
     return IndexState(int(marks.get("messages", 0)), int(marks.get("conversations", 0)), backlog)

@@ -16,13 +16,16 @@ exactly when its id is above the backfill's ``below`` and it is not in ``search_
 :class:`SearchIndexer` runs the steps in a thread of its own, on its own connection, in
 short transactions (the app's writes wait for the write lock at most about one batch).
 
-Measured on a profile of 1,000 conversations / 67k messages / 134 MB of text (2 cores): the
-trigram index is 272 MB and takes ~22 s to build in one transaction; unicode61 words with
-prefix indexes would be 86 MB and ~6 s, but find neither the inside of a word ("eam" in
-"stream") nor a CJK word inside a run of CJK text — search today finds both (``LIKE``), so
-trigram it is. Indexing each partial save of a 20 KB answer at once (delete + insert) would
-cost ~6 ms (up to ~50 ms when FTS5 merges segments) on the thread that saves it; through the
-backlog it costs ~0.1 ms.
+Measured on a profile of 1,000 conversations / 67k messages / 134 MB of text (2 cores,
+``tests/benchmarks/bench_search.py``): the trigram index takes 270 MB (the profile grows from
+170 to 440 MB) and ~26 s of background batches (~22 s in one transaction). Unicode61 words
+with prefix indexes would take 86 MB and ~6 s, but find neither the inside of a word ("eam"
+in "stream") nor a CJK word inside a run of CJK text — search before the index found both
+(``LIKE``); trigram without positions (``detail=none``, 34 MB) answers no phrase, so every
+candidate's text would be read again (a common word: slower than no index). So: trigram,
+with positions. Re-indexing each partial save of a 20 KB answer at once would cost 8–15 ms a
+save, and 200–450 ms when FTS5 merges segments, on the thread that saves; through the backlog
+a save costs 0.1 ms (0.08 ms with no index at all).
 """
 
 from __future__ import annotations
@@ -180,10 +183,12 @@ def _lower_priority() -> None:
 class SearchIndexer:
     """Runs :func:`index_step` in a daemon thread on its own connection to ``path``, until
     :meth:`stop`: batches sized to take about :data:`BATCH_SECONDS` each while there is work,
-    then a look every ``idle_seconds`` (or at :meth:`wake`). ``on_progress`` is called from
-    that thread after each batch of the backfill (at most every ``report_seconds``) and once
-    when it is finished; it must only hand the value on. While ``busy()`` says so (a search
-    runs: it reads what is not indexed yet, and wants the disk and a core) no batch starts."""
+    then a look every ``idle_seconds`` (or at :meth:`wake`); a database another writer keeps
+    locked past ``lock_timeout`` is tried again a second later. ``on_progress`` is called
+    from that thread while there is work in hand (:attr:`IndexProgress.finished` false; at
+    most every ``report_seconds``) and once when it is finished; it must only hand the value
+    on. While ``busy()`` says so (a search runs: it reads what is not indexed yet, and wants
+    the disk and a core) no batch starts."""
 
     def __init__(
         self,
@@ -194,9 +199,11 @@ class SearchIndexer:
         report_seconds: float = 0.25,
         batch_seconds: float = BATCH_SECONDS,
         busy: Callable[[], bool] = lambda: False,
+        lock_timeout: float = 5.0,
     ) -> None:
         self.path = str(path)
         self._busy = busy
+        self._lock_timeout = lock_timeout
         self._on_progress = on_progress
         self._idle = idle_seconds
         self._report = report_seconds
@@ -236,7 +243,7 @@ class SearchIndexer:
             self.error = exc
             return
         try:
-            db.execute("PRAGMA busy_timeout = 5000")
+            db.execute(f"PRAGMA busy_timeout = {int(self._lock_timeout * 1000)}")
             db.execute("PRAGMA synchronous = NORMAL")  # (WAL: commits survive a crash)
             self._loop(db)
         except sqlite3.Error as exc:  # (a broken or vanished database: search reads instead)
@@ -252,7 +259,13 @@ class SearchIndexer:
                 self._stop.wait(0.02)
                 continue
             t0 = time.monotonic()
-            done = index_step(db, rows)
+            try:
+                done = index_step(db, rows)
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                    raise
+                self._stop.wait(1.0)
+                continue
             elapsed = time.monotonic() - t0
             if done:  # aim the next batch at the time budget (rows are ~0–100 KB each)
                 rows = max(1, min(2000, int(rows * self._batch / max(elapsed, 1e-4))))
