@@ -202,6 +202,7 @@ class ConversationListModel(QAbstractListModel):
     def close(self) -> None:
         """Stop the search thread (at shutdown)."""
         self._generation += 1
+        self.searching = False
         if self._worker is not None:
             self._worker.close()
             self._worker = None
@@ -212,9 +213,6 @@ class ConversationListModel(QAbstractListModel):
     def query(self) -> str | None:
         """The search shown (``None``: browsing)."""
         return self._query
-
-    def summary(self, row: int) -> ConversationSummary | None:
-        return self._rows[row] if self.store is not None and 0 <= row < len(self._rows) else None
 
     def ids(self) -> list[int]:
         """The ids of the rows loaded, top to bottom."""
