@@ -12,7 +12,10 @@ answer: shorter queries, the messages the backfill has not reached yet, and the 
 (the messages changed since they were indexed: a streaming answer, one that just ended).
 Reading is ``LIKE`` (case-insensitive for ASCII) plus, for letters outside ASCII that have a
 case, either each spelling of those letters (up to two of them) or — past two — a check in
-Python (:func:`folded_contains`) after a ``LIKE`` that narrows it down.
+Python (:func:`folded_contains`) after a ``LIKE`` that narrows it down. (That check is the
+slow part: ~1 s for all 134 MB, and its trips through the GIL cost the window's thread
+stalls of 10–30 ms; it only runs while the backfill or a big backlog leaves text unindexed,
+since a query of one or two letters takes the ``LIKE`` spellings.)
 
 Results come newest first (``updated``, then ``id``), the list's order: the query walks
 the conversations in that order, so the first rows arrive before the last are found.
