@@ -211,7 +211,14 @@ def test_the_list_is_browsable_while_a_turn_streams(
     panel.list.verticalScrollBar().setValue(0)  # scrolling and searching still work
     panel.search.setText("Short")
     panel.refresh()
-    qtbot.waitUntil(lambda: not panel.searching)
+
+    async def searched() -> None:  # (the search's rows come from its thread, queued)
+        for _ in range(500):
+            if not panel.searching:
+                return
+            await asyncio.sleep(0.01)
+
+    aloop.run_until_complete(searched())  # (on the asyncio loop: the turn runs on it)
     assert panel.titles() == ["Short one"]
     panel.search.setText("")
     panel.refresh()

@@ -63,10 +63,7 @@ def send(window: MainWindow, aloop: qasync.QEventLoop, model: str, text: str) ->
 
 
 def test_conversations_are_saved_listed_reopened_and_deleted_with_undo(
-    window: MainWindow,
-    aloop: qasync.QEventLoop,
-    profile: tuple[Store, CaptureStore],
-    qtbot: QtBot,
+    window: MainWindow, aloop: qasync.QEventLoop, profile: tuple[Store, CaptureStore]
 ) -> None:
     store, _ = profile
     send(window, aloop, "demo", "First question about streams")
@@ -86,7 +83,14 @@ def test_conversations_are_saved_listed_reopened_and_deleted_with_undo(
 
     window.conversations.search.setText("follow-up")
     window.conversations.refresh()
-    qtbot.waitUntil(lambda: not window.conversations.searching)
+
+    async def searched() -> None:  # (its rows come from the search thread, queued)
+        for _ in range(500):
+            if not window.conversations.searching:
+                return
+            await asyncio.sleep(0.01)
+
+    aloop.run_until_complete(searched())
     assert window.conversations.ids() == [conv_id]
     window.conversations.search.setText("")
     window.conversations.refresh()

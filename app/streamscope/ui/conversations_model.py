@@ -13,6 +13,7 @@ values; the view asks for the title (display), the title, endpoint · model and 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,6 +55,11 @@ class _Batches(QObject):
     """Carries a search's batches from the worker's thread to the model's (queued)."""
 
     arrived = Signal(int, object, bool)
+
+    def hand_on(self, generation: int, rows: Sequence[ConversationSummary], done: bool) -> None:
+        """(Called in the worker's thread.) Emit, unless the model is being deleted."""
+        with contextlib.suppress(RuntimeError):  # (its C++ object gone before the thread)
+            self.arrived.emit(generation, rows, done)
 
 
 class ConversationListModel(QAbstractListModel):
@@ -151,7 +157,7 @@ class ConversationListModel(QAbstractListModel):
             return
         if self._worker is None:
             self._worker = worker = SearchWorker(
-                Path(path), self._batches.arrived.emit, search=search_cursor
+                Path(path), self._batches.hand_on, search=search_cursor
             )
             self.destroyed.connect(lambda *_: worker.close())
         self._generation = self._worker.submit(query)

@@ -18,6 +18,7 @@ meanwhile: they read what is not indexed yet.
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QTimer, Signal
@@ -58,6 +59,11 @@ class _Progress(QObject):
     """Carries the indexer's progress from its thread to the panel's (queued)."""
 
     reported = Signal(object)
+
+    def hand_on(self, progress: IndexProgress) -> None:
+        """(Called in the indexer's thread.) Emit, unless the panel is being deleted."""
+        with contextlib.suppress(RuntimeError):  # (its C++ object gone before the thread)
+            self.reported.emit(progress)
 
 
 class ConversationsPanel(QWidget):
@@ -114,6 +120,7 @@ class ConversationsPanel(QWidget):
         self._progress.reported.connect(self._on_indexer_progress)
         self.indexer: SearchIndexer | None = None
         self._indexing_since: float | None = None
+        self._shut = False
 
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.list.activated.connect(self._on_list_activated)
@@ -132,6 +139,8 @@ class ConversationsPanel(QWidget):
         rows loaded so far (at once); searching, the search again (its rows as they come)."""
         if current is not None:
             self._current = current
+        if self._shut:
+            return
         query = self.search.text().strip()
         if self.store is not None and query:
             self.model.show_search(query)
@@ -172,12 +181,12 @@ class ConversationsPanel(QWidget):
 
     def start_indexer(self) -> None:
         """Start keeping the search index full (once; a file-backed store only)."""
-        if self.indexer is not None or self.store is None:
+        if self.indexer is not None or self.store is None or self._shut:
             return
         model = self.model
         self.indexer = indexer = SearchIndexer(
             self.store.path,
-            on_progress=self._progress.reported.emit,
+            on_progress=self._progress.hand_on,
             busy=lambda: model.searching,  # (a search reading the rest goes first)
         )
         self.destroyed.connect(lambda *_: indexer.stop())
@@ -195,8 +204,9 @@ class ConversationsPanel(QWidget):
         self.index_note.setVisible(now - self._indexing_since >= NOTE_AFTER_SECONDS)
 
     def shutdown(self) -> None:
-        """Stop the search and indexer threads (each finishes its step first)."""
-        self._search_timer.stop()
+        """Stop the search and indexer threads (each finishes its step first); the panel
+        lists nothing more. (Python objects only: the widgets may be gone already.)"""
+        self._shut = True
         if self.indexer is not None:
             self.indexer.stop()
         self.model.close()
