@@ -83,6 +83,14 @@ def test_conversations_are_saved_listed_reopened_and_deleted_with_undo(
 
     window.conversations.search.setText("follow-up")
     window.conversations.refresh()
+
+    async def searched() -> None:  # (its rows come from the search thread, queued)
+        for _ in range(500):
+            if not window.conversations.searching:
+                return
+            await asyncio.sleep(0.01)
+
+    aloop.run_until_complete(searched())
     assert window.conversations.ids() == [conv_id]
     window.conversations.search.setText("")
     window.conversations.refresh()

@@ -1,20 +1,34 @@
 """The conversation list: search, new, rename, delete (with undo), export.
 
 Backed by the :class:`~streamscope.core.store.database.Store` when there is one; without a store
-(tests, a read-only profile) it lists the current in-memory conversation only.
+(tests, a read-only profile) it lists the current in-memory conversation only. The rows are a
+:class:`~streamscope.ui.conversations_model.ConversationListModel`: a page at a time while
+browsing (every conversation is reachable by scrolling), a search's results as they come
+while searching (typing waits :data:`SEARCH_DEBOUNCE_MS`, then the search runs in its own
+thread; a newer one replaces it). Results are newest first, like the list, not by relevance:
+the list keeps the order the user knows, and the first rows can be shown before the search
+has read everything.
+
+The panel also keeps the search index full: a
+:class:`~streamscope.core.store.search_index.SearchIndexer` thread starts shortly after the
+window (it indexes what an older version saved, then each answer once it has ended) and,
+while it backfills, the list says "Indexing history for search… 43 %". Searches are complete
+meanwhile: they read what is not indexed yet.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QHBoxLayout,
     QInputDialog,
+    QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
+    QListView,
     QMenu,
     QPushButton,
     QToolTip,
@@ -23,10 +37,33 @@ from PySide6.QtWidgets import (
 )
 
 from streamscope.core.store.database import Store
+from streamscope.core.store.search_index import IndexProgress, SearchIndexer
+from streamscope.ui.conversations_model import ConversationListModel
 
 UNDO_SECONDS = 15
 
 BUSY_NOTE = "A turn is streaming: stop it (Esc) or let it finish, then open another conversation."
+
+SEARCH_DEBOUNCE_MS = 200
+INDEXER_DELAY_MS = 1500
+"""The indexer starts this long after the panel (start-up first)."""
+NOTE_AFTER_SECONDS = 0.5
+"""The indexing note shows once the backfill has run this long (a small one never shows)."""
+
+
+def indexing_note(progress: IndexProgress) -> str:
+    return f"Indexing history for search… {progress.percent} %"
+
+
+class _Progress(QObject):
+    """Carries the indexer's progress from its thread to the panel's (queued)."""
+
+    reported = Signal(object)
+
+    def hand_on(self, progress: IndexProgress) -> None:
+        """(Called in the indexer's thread.) Emit, unless the panel is being deleted."""
+        with contextlib.suppress(RuntimeError):  # (its C++ object gone before the thread)
+            self.reported.emit(progress)
 
 
 class ConversationsPanel(QWidget):
@@ -41,10 +78,17 @@ class ConversationsPanel(QWidget):
         self.search = QLineEdit(self)
         self.search.setPlaceholderText("Search conversations…")
         self.search.setClearButtonEnabled(True)
-        self.list = QListWidget(self)
+        self.index_note = QLabel(self)
+        self.index_note.setStyleSheet("color: palette(placeholder-text);")
+        self.index_note.hide()
+        self.model = ConversationListModel(store, self)
+        self.list = QListView(self)
+        self.list.setModel(self.model)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         # Long titles end in "…" (the whole title is the tooltip); the list never scrolls
-        # sideways.
+        # sideways; every row is one line (the view lays out none it does not show).
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setWordWrap(False)
@@ -55,6 +99,7 @@ class ConversationsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.search)
+        layout.addWidget(self.index_note)
         layout.addWidget(self.list, 1)
         row = QHBoxLayout()
         row.addWidget(self.new_button, 1)
@@ -63,7 +108,7 @@ class ConversationsPanel(QWidget):
 
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
-        self._search_timer.setInterval(200)
+        self._search_timer.setInterval(SEARCH_DEBOUNCE_MS)
         self._search_timer.timeout.connect(self.refresh)
         self._undo_timer = QTimer(self)
         self._undo_timer.setSingleShot(True)
@@ -71,34 +116,43 @@ class ConversationsPanel(QWidget):
         self._deleted: int | None = None
         self._current: int | None = None
         self._busy = False
+        self._progress = _Progress(self)
+        self._progress.reported.connect(self._on_indexer_progress)
+        self.indexer: SearchIndexer | None = None
+        self._indexing_since: float | None = None
+        self._shut = False
 
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
-        self.list.itemActivated.connect(self._on_list_item_activated)
-        self.list.itemClicked.connect(self._on_list_item_activated)
+        self.list.activated.connect(self._on_list_activated)
+        self.list.clicked.connect(self._on_list_activated)
         self.list.customContextMenuRequested.connect(self._on_list_context_menu)
+        self.model.rowsArrived.connect(self._on_model_rows_arrived)
         self.new_button.clicked.connect(self._on_new_button_clicked)
         self.undo_button.clicked.connect(self.undo_delete)
+        if store is not None and str(store.path) != ":memory:":
+            QTimer.singleShot(INDEXER_DELAY_MS, self, self.start_indexer)
 
     # -- contents ------------------------------------------------------------------------
 
     def refresh(self, current: int | None = None) -> None:
-        """Reload from the store (newest first), keeping ``current`` selected."""
+        """Reload from the store (newest first), keeping ``current`` selected: browsing, the
+        rows loaded so far (at once); searching, the search again (its rows as they come)."""
         if current is not None:
             self._current = current
-        self.list.clear()
-        if self.store is None:
-            self.list.addItem(QListWidgetItem("Current conversation (not saved)"))
+        if self._shut:
             return
-        search = self.search.text().strip() or None
-        for conv in self.store.list_conversations(search, limit=500):
-            item = QListWidgetItem(conv.title or "Untitled")
-            item.setData(Qt.ItemDataRole.UserRole, conv.id)
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(conv.updated))
-            where = f"{conv.endpoint_name or ''} · {conv.model or ''}"
-            item.setToolTip(f"{conv.title}\n{where}\n{when}")
-            self.list.addItem(item)
-            if conv.id == self._current:
-                self.list.setCurrentItem(item)
+        query = self.search.text().strip()
+        if self.store is not None and query:
+            self.model.show_search(query)
+        else:
+            keep = len(self.model.ids()) if self.model.query is None else 0
+            self.model.show_all(keep)  # (as many rows as before: the view keeps its place)
+        self._select(self._current)
+
+    @property
+    def searching(self) -> bool:
+        """A search runs (its rows are still coming)."""
+        return self.model.searching
 
     def set_busy(self, busy: bool) -> None:
         """While a turn streams the list stays browsable (scroll, search, tooltips, menus);
@@ -108,19 +162,54 @@ class ConversationsPanel(QWidget):
     def focus_list(self) -> None:
         """Keyboard focus on the list, at the open conversation (or the first one)."""
         self.list.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        if self.list.currentItem() is None and self.list.count():
-            self.list.setCurrentRow(0)
+        if not self.list.currentIndex().isValid() and self.model.rowCount():
+            self.list.setCurrentIndex(self.model.index(0))
 
     def set_current(self, conversation_id: int | None) -> None:
         self._current = conversation_id
         self.refresh()
 
     def ids(self) -> list[int]:
-        return [
-            int(self.list.item(i).data(Qt.ItemDataRole.UserRole))
-            for i in range(self.list.count())
-            if self.list.item(i).data(Qt.ItemDataRole.UserRole) is not None
-        ]
+        """The conversations listed (loaded so far), top to bottom."""
+        return self.model.ids()
+
+    def titles(self) -> list[str]:
+        """The rows' text, top to bottom."""
+        return [self.model.index(r).data() for r in range(self.model.rowCount())]
+
+    # -- the index -----------------------------------------------------------------------
+
+    def start_indexer(self) -> None:
+        """Start keeping the search index full (once; a file-backed store only)."""
+        if self.indexer is not None or self.store is None or self._shut:
+            return
+        model = self.model
+        self.indexer = indexer = SearchIndexer(
+            self.store.path,
+            on_progress=self._progress.hand_on,
+            busy=lambda: model.searching,  # (a search reading the rest goes first)
+        )
+        self.destroyed.connect(lambda *_: indexer.stop())
+        indexer.start()
+
+    def _on_indexer_progress(self, progress: IndexProgress) -> None:
+        self.index_note.setText(indexing_note(progress))
+        if progress.finished:
+            self._indexing_since = None
+            self.index_note.hide()
+            return
+        now = time.monotonic()
+        if self._indexing_since is None:
+            self._indexing_since = now
+        self.index_note.setVisible(now - self._indexing_since >= NOTE_AFTER_SECONDS)
+
+    def shutdown(self) -> None:
+        """Stop the search and indexer threads (each finishes its step first); the panel
+        lists nothing more. (Python objects only: the widgets may be gone already.)"""
+        self._shut = True
+        if self.indexer is not None:
+            self.indexer.stop()
+        self.model.close()
 
     # -- actions -------------------------------------------------------------------------
 
@@ -148,14 +237,14 @@ class ConversationsPanel(QWidget):
         self.undo_button.hide()
         self.refresh()
 
-    def _on_list_item_activated(self, item: QListWidgetItem) -> None:
-        conv_id = item.data(Qt.ItemDataRole.UserRole)
+    def _on_list_activated(self, index: QModelIndex) -> None:
+        conv_id = index.data(Qt.ItemDataRole.UserRole)
         if conv_id is None or int(conv_id) == self._current:
             return
         if self._busy:
             self._select(self._current)  # the chat still shows the streaming conversation
             QToolTip.showText(
-                self.list.mapToGlobal(self.list.visualItemRect(item).center()),
+                self.list.mapToGlobal(self.list.visualRect(index).center()),
                 BUSY_NOTE,
                 self.list,
             )
@@ -173,26 +262,24 @@ class ConversationsPanel(QWidget):
             return
         self.newRequested.emit()
 
+    def _on_model_rows_arrived(self) -> None:
+        if not self.list.currentIndex().isValid():
+            self._select(self._current)  # (the open one may have just arrived)
+
     def _select(self, conversation_id: int | None) -> None:
         """Select the row of ``conversation_id`` (none: no row), without opening it."""
-        self.list.blockSignals(True)
-        try:
-            self.list.setCurrentRow(-1)
-            for i in range(self.list.count()):
-                item = self.list.item(i)
-                if conversation_id is not None and (
-                    item.data(Qt.ItemDataRole.UserRole) == conversation_id
-                ):
-                    self.list.setCurrentItem(item)
-                    break
-        finally:
-            self.list.blockSignals(False)
+        row = self.model.row_of(conversation_id)
+        selection = self.list.selectionModel()
+        if row is None:
+            selection.clear()
+        else:
+            self.list.setCurrentIndex(self.model.index(row))
 
     def _on_list_context_menu(self, pos: QPoint) -> None:
-        item = self.list.itemAt(pos)
-        if item is None or item.data(Qt.ItemDataRole.UserRole) is None:
+        index = self.list.indexAt(pos)
+        if not index.isValid() or index.data(Qt.ItemDataRole.UserRole) is None:
             return
-        conv_id = int(item.data(Qt.ItemDataRole.UserRole))
+        conv_id = int(index.data(Qt.ItemDataRole.UserRole))
         menu = QMenu(self)
         rename = menu.addAction("Rename…")
         md = menu.addAction("Export as Markdown…")
@@ -201,7 +288,7 @@ class ConversationsPanel(QWidget):
         delete = menu.addAction("Delete")
         chosen = menu.exec(self.list.mapToGlobal(pos))
         if chosen is rename:
-            title, ok = QInputDialog.getText(self, "Rename", "Title:", text=item.text())
+            title, ok = QInputDialog.getText(self, "Rename", "Title:", text=index.data())
             if ok:
                 self.rename(conv_id, title)
         elif chosen is delete:

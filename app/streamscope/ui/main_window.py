@@ -510,6 +510,8 @@ class MainWindow(QMainWindow):
 
     async def shutdown(self) -> None:
         """Stop a running turn, close the network and the demo server (awaited on exit)."""
+        if self.built:
+            self.conversations.shutdown()  # (the search and indexer threads)
         await self.files.shutdown()
         await self.controller.shutdown()
 

@@ -14,6 +14,7 @@ from typing import Any, Self
 
 from streamscope.core.paths import data_dir
 from streamscope.core.store.schema import migrate
+from streamscope.core.store.search import prepare
 
 __all__ = ["DB_NAME", "StoreConnection", "default_db_path"]
 
@@ -43,6 +44,7 @@ class StoreConnection:
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute("PRAGMA busy_timeout = 5000")
             migrate(self._db)
+            prepare(self._db)
         except BaseException:
             self._db.close()
             raise

@@ -42,6 +42,7 @@ from streamscope.core.store.records import (
     tools_to_json,
     turn_from_stored,
 )
+from streamscope.core.store.search import index_state, search_sql
 from streamscope.core.wire.conversation import ToolDefinition
 
 __all__ = [
@@ -65,6 +66,10 @@ _MESSAGE_COLUMNS = (
 )
 _MESSAGES_FROM = "FROM messages m LEFT JOIN turns t ON t.message_id = m.id"
 _CONV_COLUMNS = "id, title, endpoint_name, model, created, updated"
+
+
+def _limit(limit: int | None) -> int:
+    return -1 if limit is None else limit  # (SQLite: a negative LIMIT is none)
 
 
 class Store(MessageRows):
@@ -92,22 +97,30 @@ class Store(MessageRows):
         return cur.lastrowid
 
     def list_conversations(
-        self, search: str | None = None, limit: int = 100, offset: int = 0
+        self,
+        search: str | None = None,
+        limit: int | None = 100,
+        offset: int = 0,
+        *,
+        after: ConversationSummary | None = None,
     ) -> list[ConversationSummary]:
-        """Newest first; ``search`` matches titles and message text (case-insensitive for
-        ASCII)."""
+        """Newest first (``updated``, then ``id``); ``search``: only those whose title or
+        message text contains it, ignoring case (:mod:`~streamscope.core.store.search`: the
+        full-text index, and the text itself where the index cannot answer). ``after``: the
+        rows that follow that one in this order (a page of the list, however long it is);
+        ``limit=None``: all of them."""
+        if search:
+            with self._lock:
+                sql, found = search_sql(search, index_state(self._db))
+                rows = self._db.execute(sql + " LIMIT ? OFFSET ?", [*found, _limit(limit), offset])
+                return [summary_from_row(row) for row in rows]
         sql = f"SELECT {_CONV_COLUMNS} FROM conversations c WHERE deleted_at IS NULL"
         params: list[Any] = []
-        if search:
-            pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            pattern += "%"
-            sql += (
-                " AND (title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM messages m WHERE"
-                " m.conversation_id = c.id AND (m.text LIKE ? ESCAPE '\\')))"
-            )
-            params += [pattern, pattern]
+        if after is not None:
+            sql += " AND (updated < ? OR (updated = ? AND id < ?))"
+            params += [after.updated, after.updated, after.id]
         sql += " ORDER BY updated DESC, id DESC LIMIT ? OFFSET ?"
-        params += [limit, offset]
+        params += [_limit(limit), offset]
         return [summary_from_row(row) for row in self._all(sql, params)]
 
     def most_recent_conversation(self) -> ConversationSummary | None:

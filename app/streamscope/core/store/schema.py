@@ -21,6 +21,14 @@ and fills a column only when it added it.
 Version 4: the model each answer asked for (``turns.model``; ``NULL`` for older answers);
 the step runs version 3's again first, so a database numbered 3 by a build that had only
 one of the two is completed either way.
+Version 5: the full-text index search uses (:mod:`~streamscope.core.store.search_index`):
+two FTS5 tables with the trigram tokenizer over ``messages.text`` and ``conversations.title``
+(external content: the text is not stored twice), the triggers that keep them in step, the
+backlog of messages whose text changed since they were indexed, and the backfill's place.
+The step is instant whatever the database holds: it indexes nothing itself — rows that
+exist already are indexed in the background afterwards, newest first
+(:class:`~streamscope.core.store.search_index.SearchIndexer`), and searches cover the part
+not indexed yet by reading it. Every statement is ``IF NOT EXISTS`` / ``OR IGNORE``.
 """
 
 from __future__ import annotations
@@ -156,7 +164,82 @@ def _v4_model(db: sqlite3.Connection) -> None:
     _add_column(db, "turns", "model", "TEXT")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _v3_tree, _v4_model)
+_V5_SEARCH = """
+CREATE VIRTUAL TABLE IF NOT EXISTS message_index USING fts5(
+    text, content='messages', content_rowid='id', tokenize='trigram');
+CREATE VIRTUAL TABLE IF NOT EXISTS title_index USING fts5(
+    title, content='conversations', content_rowid='id', tokenize='trigram');
+CREATE TABLE IF NOT EXISTS search_backlog (message_id INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS search_backfill (
+    source TEXT PRIMARY KEY, below INTEGER NOT NULL, start INTEGER NOT NULL);
+INSERT OR IGNORE INTO search_backfill (source, below, start)
+    SELECT 'messages', COALESCE(MAX(id), 0), COALESCE(MAX(id), 0) FROM messages;
+INSERT OR IGNORE INTO search_backfill (source, below, start)
+    SELECT 'conversations', COALESCE(MAX(id), 0), COALESCE(MAX(id), 0) FROM conversations;
+CREATE TRIGGER IF NOT EXISTS messages_search_insert AFTER INSERT ON messages BEGIN
+    INSERT OR IGNORE INTO search_backlog (message_id) VALUES (new.id);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_search_update AFTER UPDATE OF text ON messages
+WHEN old.text IS NOT new.text BEGIN
+    INSERT INTO message_index (message_index, rowid, text) SELECT 'delete', old.id, old.text
+    WHERE old.id > (SELECT below FROM search_backfill WHERE source = 'messages')
+    AND old.id NOT IN (SELECT message_id FROM search_backlog);
+    INSERT OR IGNORE INTO search_backlog (message_id) VALUES (new.id);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_search_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO message_index (message_index, rowid, text) SELECT 'delete', old.id, old.text
+    WHERE old.id > (SELECT below FROM search_backfill WHERE source = 'messages')
+    AND old.id NOT IN (SELECT message_id FROM search_backlog);
+    DELETE FROM search_backlog WHERE message_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS conversations_search_insert AFTER INSERT ON conversations
+WHEN new.id > (SELECT below FROM search_backfill WHERE source = 'conversations') BEGIN
+    INSERT INTO title_index (rowid, title) VALUES (new.id, new.title);
+END;
+CREATE TRIGGER IF NOT EXISTS conversations_search_update AFTER UPDATE OF title ON conversations
+WHEN old.title IS NOT new.title
+AND old.id > (SELECT below FROM search_backfill WHERE source = 'conversations') BEGIN
+    INSERT INTO title_index (title_index, rowid, title) VALUES ('delete', old.id, old.title);
+    INSERT INTO title_index (rowid, title) VALUES (new.id, new.title);
+END;
+CREATE TRIGGER IF NOT EXISTS conversations_search_delete AFTER DELETE ON conversations
+WHEN old.id > (SELECT below FROM search_backfill WHERE source = 'conversations') BEGIN
+    INSERT INTO title_index (title_index, rowid, title) VALUES ('delete', old.id, old.title);
+END;
+"""
+"""Version 5. A message is in ``message_index`` exactly when its id is above the messages'
+``below`` and it is not in ``search_backlog`` (a conversation's title: when its id is above
+the conversations' ``below``); the triggers keep that true. A new message, or one whose
+text changes, goes to the backlog (its old text leaves the index first): saving a streaming
+answer's partial text costs two lookups, not re-indexing the answer each time. The indexer
+indexes the backlog and, newest first, what is below ``below``. Titles are short: their
+index follows renames at once."""
+
+
+def _run_script(script: str) -> Callable[[sqlite3.Connection], None]:
+    """A migration that runs ``script`` whole (its triggers contain ``;``)."""
+
+    def step(db: sqlite3.Connection) -> None:
+        for statement in _statements(script):
+            db.execute(statement)
+
+    return step
+
+
+def _statements(script: str) -> list[str]:
+    """``script``'s statements: :func:`sqlite3.complete_statement` finds where each ends."""
+    out: list[str] = []
+    current = ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            out.append(current.strip())
+            current = ""
+    assert not current.strip(), "a statement without its ';'"
+    return out
+
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _v3_tree, _v4_model, _run_script(_V5_SEARCH))
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -175,15 +258,16 @@ def schema_version(db: sqlite3.Connection) -> int:
     return int(row[0] or 0)
 
 
-def migrate(db: sqlite3.Connection) -> int:
-    """Bring ``db`` (autocommit mode) up to :data:`SCHEMA_VERSION`; returns the version."""
+def migrate(db: sqlite3.Connection, upto: int = SCHEMA_VERSION) -> int:
+    """Bring ``db`` (autocommit mode) up to :data:`SCHEMA_VERSION` (or ``upto``: a database
+    as an older version left it, for tests); returns the version."""
     db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied REAL)")
     current = schema_version(db)
     if current > SCHEMA_VERSION:
         raise SchemaTooNewError(
             f"database schema version {current} is newer than this app's ({SCHEMA_VERSION})"
         )
-    for version in range(current, SCHEMA_VERSION):
+    for version in range(current, upto):
         db.execute("BEGIN IMMEDIATE")
         try:
             step = MIGRATIONS[version]
@@ -199,7 +283,7 @@ def migrate(db: sqlite3.Connection) -> int:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
-    return SCHEMA_VERSION
+    return max(current, upto)
 
 
 def _run(db: sqlite3.Connection, script: str) -> None:
