@@ -31,12 +31,13 @@ from pathlib import Path
 
 from streamscope.core.store.database import Store
 from streamscope.core.store.history import ToolResult
+from streamscope.core.store.search_index import index_step
 from streamscope.core.turn.model import Timings, ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
 
 __all__ = ["LONG_EXCHANGES", "LONG_MESSAGES", "ProfileFacts", "build_profile", "cached_profile"]
 
-VERSION = 1
+VERSION = 2
 """Bump when the profile's shape changes (cached builds are keyed by it)."""
 
 LONG_EXCHANGES = 300
@@ -270,9 +271,12 @@ def _conversation(
     return conv, count, size
 
 
-def build_profile(home: str | Path, *, small: bool = False, seed: int = 1) -> ProfileFacts:
+def build_profile(
+    home: str | Path, *, small: bool = False, seed: int = 1, indexed: bool = True
+) -> ProfileFacts:
     """Build the profile's database in ``home`` (``STREAMSCOPE_HOME`` layout:
-    ``home/data/streamscope.db``) and return what it holds."""
+    ``home/data/streamscope.db``) and return what it holds; ``indexed``: with its search
+    index complete, as the app leaves it once it has run (else it indexes at first start)."""
     path = Path(home) / "data" / "streamscope.db"
     path.parent.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
@@ -338,6 +342,9 @@ def build_profile(home: str | Path, *, small: bool = False, seed: int = 1) -> Pr
         assert count == LATEST_MESSAGES, count
         totals[0] += count
         totals[1] += size
+        if indexed:  # (as a profile is once the app has run: its search index complete)
+            while index_step(store._db, 5000):
+                pass
         store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         store.close()
