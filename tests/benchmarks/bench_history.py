@@ -231,7 +231,13 @@ def case_search(home: str) -> dict[str, Any]:
             probe = StallProbe()
             inserted: list[float] = []
             model = list_model(window)
-            model.rowsInserted.connect(lambda *_a, i=inserted: i.append(time.perf_counter()))
+
+            def shown(*_args: object, i: list[float] = inserted, m: Any = model) -> None:
+                if m.rowCount():  # (results arrive as a reset, then as inserted rows)
+                    i.append(time.perf_counter())
+
+            model.rowsInserted.connect(shown)
+            model.modelReset.connect(shown)
             debounce = search_debounce_s(window)
             probe.start()
             t0 = time.perf_counter()
@@ -241,7 +247,8 @@ def case_search(home: str) -> dict[str, Any]:
                     break
                 await asyncio.sleep(0.002)
             stalls = probe.stop()
-            model.rowsInserted.disconnect()
+            model.rowsInserted.disconnect(shown)
+            model.modelReset.disconnect(shown)
             # (a coarse timer may fire up to 5 % early: never below 0)
             first = max(0.0, inserted[0] - t0 - debounce) if inserted else None
             out["searches"].append(
