@@ -124,3 +124,42 @@ def test_the_theme_frame_and_panels_paint_before_the_stream_menu_tap_and_verdict
     # … the Stream menu comes by itself once the panels are on screen
     assert later["menus"] == ["&File", "&Chat", "&Endpoint", "&View", "&Stream", "&Help"]
     assert "streamscope.ui.power_tools" in later["modules"]  # type: ignore[operator]
+
+
+BUILD_PROBE = r"""
+import json, os, sys, tempfile
+os.environ["STREAMSCOPE_HOME"] = tempfile.mkdtemp()
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from streamscope.ui.main_window import BUILD_MODULES, MainWindow
+import streamscope.ui.app as uiapp
+window = MainWindow(deferred=True)
+uiapp.preload(BUILD_MODULES)
+preloaded = set(sys.modules)
+import asyncio, qasync
+store, captures = uiapp.open_profile()
+loop = qasync.QEventLoop(app)
+asyncio.set_event_loop(loop)
+steps = sum(1 for _ in window.building(store=store, captures=captures))
+print(json.dumps({"preloaded": sorted(preloaded), "later": sorted(set(sys.modules) - preloaded),
+                  "steps": steps, "built": window.built, "updates": window.updatesEnabled()}))
+os._exit(0)
+"""
+
+
+def test_the_panels_are_built_in_steps_from_modules_loaded_while_the_frame_shows() -> None:
+    """Start-up loads what the panels need in a thread while the frame answers
+    (:data:`~streamscope.ui.main_window.BUILD_MODULES`), then builds them in steps with the
+    event loop running between: a module the build imports that is not in that list would be
+    imported on the UI thread again, a stall of its own."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.run(
+        [sys.executable, "-c", BUILD_PROBE], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["later"] == []
+    assert {"asyncio", "qasync", "streamscope.ui.chat_controller", "sqlite3"} <= set(
+        seen["preloaded"]
+    )
+    assert seen["steps"] == 4 and seen["built"] and seen["updates"]

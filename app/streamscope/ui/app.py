@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from streamscope import APP_ID, __version__
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.store.database import Store
@@ -49,6 +49,9 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     window = MainWindow(deferred=True)
     window.show()
     paint_now(window)
+    from streamscope.ui.main_window import BUILD_MODULES
+
+    preload(BUILD_MODULES)  # (in a thread: the frame answers meanwhile)
 
     import asyncio
 
@@ -63,7 +66,12 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
-    window.build(store=store, captures=captures)
+
+    async def build() -> None:  # (in steps, the loop running between them)
+        for _step in window.building(store=store, captures=captures):
+            await asyncio.sleep(0)
+
+    loop.run_until_complete(build())
     instance.raiseRequested.connect(window.bring_to_front)
     instance.openRequested.connect(lambda path: window.open_capture(Path(path), speed=None))
     # (QtNetwork: once the panels have painted; a second start meanwhile waits for it, ≤ 2 s)
@@ -112,6 +120,36 @@ class _PaintWaiter(QObject):
             self.painted = True
             self._loop.quit()  # returns once this paint (and its flush) is done
         return False
+
+
+def preload(modules: Sequence[str], poll_ms: int = 5) -> None:
+    """Import ``modules`` in a thread while Qt's event loop runs here (the window repaints and
+    answers); returns once they are imported. An import that fails is left for its user to
+    raise, where it is needed."""
+    import contextlib
+    import importlib
+    import threading
+
+    def load() -> None:
+        for name in modules:
+            with contextlib.suppress(Exception):  # (raised again where it is used)
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=load, name="preload", daemon=True)
+    thread.start()
+    loop = QEventLoop()
+    timer = QTimer()
+
+    def check() -> None:
+        if not thread.is_alive():
+            loop.quit()
+
+    timer.timeout.connect(check)
+    timer.start(poll_ms)
+    if thread.is_alive():
+        loop.exec()
+    timer.stop()
+    thread.join()
 
 
 def paint_now(window: QWidget, timeout_ms: int = 1000) -> bool:

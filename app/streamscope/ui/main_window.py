@@ -10,6 +10,7 @@ the layout is remembered by :mod:`~streamscope.ui.window_state`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,33 @@ if TYPE_CHECKING:
     from streamscope.core.store.database import Store
     from streamscope.ui.power_tools import PowerTools
     from streamscope.ui.tap_panel import TapController, TapPanel
+
+
+BUILD_MODULES = (
+    "asyncio",
+    "qasync",
+    "streamscope.ui.window_state",
+    "streamscope.ui.chat_controller",
+    "streamscope.ui.chat_view",
+    "streamscope.ui.composer",
+    "streamscope.ui.conversation_switcher",
+    "streamscope.ui.conversations_panel",
+    "streamscope.ui.demo_service",
+    "streamscope.ui.endpoint_bar",
+    "streamscope.ui.file_actions",
+    "streamscope.ui.inspector.inspector",
+    "streamscope.ui.status_panel",
+    "streamscope.ui.theme",
+    "streamscope.ui.tools_panel",
+    "streamscope.ui.focus_ring",
+    "streamscope.ui.shortcuts",
+    "streamscope.core.net.worker",
+    "streamscope.core.store.database",
+    "streamscope.core.capture.files",
+)
+"""What :meth:`MainWindow.build` imports (modules and what they import: most of the window),
+loaded in a thread while the frame is on screen (:func:`streamscope.ui.app.run_app`): imports
+are most of the build's time, and the frame answers meanwhile. A test keeps it whole."""
 
 
 class MainWindow(QMainWindow):
@@ -80,6 +108,31 @@ class MainWindow(QMainWindow):
         demo_speed: float = 1.0,
     ) -> None:
         """Build the panels, the controller, the menus; restore the layout. Once."""
+        for _step in self.building(store=store, captures=captures, demo_speed=demo_speed):
+            pass
+
+    def building(
+        self,
+        *,
+        store: Store | None = None,
+        captures: CaptureStore | None = None,
+        demo_speed: float = 1.0,
+    ) -> Iterator[None]:
+        """:meth:`build` in steps (each a few tens of milliseconds once :data:`BUILD_MODULES`
+        are imported): the app runs the event loop between them, so the window answers while
+        it is built; it paints once, when built."""
+        self.setUpdatesEnabled(False)  # (one paint of the whole window, not one a step)
+        try:
+            yield from self._building(store, captures, demo_speed)
+        finally:
+            self.setUpdatesEnabled(True)
+
+    def _building(
+        self,
+        store: Store | None,
+        captures: CaptureStore | None,
+        demo_speed: float,
+    ) -> Iterator[None]:
         from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QVBoxLayout
 
@@ -112,6 +165,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.chat, 1)
         layout.addWidget(self.composer)
         self.setCentralWidget(centre)
+        yield
 
         # docks
         self.inspector = InspectorPanel(self)
@@ -127,6 +181,7 @@ class MainWindow(QMainWindow):
             "Tools", self.tools_panel, Qt.DockWidgetArea.LeftDockWidgetArea
         )
         self.tools_dock.hide()
+        yield
 
         # status bar
         self.status = StatusPanel(self)
@@ -182,6 +237,7 @@ class MainWindow(QMainWindow):
         self.controller.busyChanged.connect(self._on_controller_busy_changed)
         self.controller.historyChanged.connect(self._on_controller_history_changed)
         self._build_tap()
+        yield
 
         self._shortcuts_dialog: QDialog | None = None
         self.log_folder_dialog: QDialog | None = None
@@ -196,6 +252,7 @@ class MainWindow(QMainWindow):
             conversations_dock=self.conversations_dock,
             inspector_dock=self.inspector_dock,
         )
+        yield
         self.switcher.restore()
         self.composer.editor.setFocus()
         self.status.show_message("Ready")
