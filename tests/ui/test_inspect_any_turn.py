@@ -550,7 +550,7 @@ def test_the_model_chosen_is_remembered_per_endpoint(
 
 def test_the_header_elides_the_title_first_and_never_widens_the_inspector(qtbot: QtBot) -> None:
     from streamscope.ui.inspector.inspector import InspectorPanel
-    from streamscope.ui.inspector.turn_header import TurnRef
+    from streamscope.ui.turn_ref import TurnRef
 
     inspector = InspectorPanel()
     dock = inspector.container()

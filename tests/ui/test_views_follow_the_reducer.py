@@ -32,6 +32,7 @@ from streamscope.ui.chat_controller import ChatController
 from streamscope.ui.chat_view import ChatView
 from streamscope.ui.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
+from streamscope.ui.inspector.turn_feed import InspectorFeed
 from streamscope.ui.status_panel import StatusPanel
 
 FIXTURES = Path(__file__).parents[1] / "core" / "fixtures"
@@ -163,7 +164,7 @@ def test_every_view_equals_the_reducer_at_every_batch(
         qtbot.addWidget(widget)
     controller = ChatController(
         chat=chat,
-        inspector=inspector,
+        viewer=InspectorFeed(inspector, None),
         status=status,
         endpoint=lambda: None,  # type: ignore[arg-type,return-value]
         api_key=lambda _e: None,

@@ -42,7 +42,7 @@ from streamscope.ui.theme import set_text_colour
 from streamscope.ui.warnings_box import WarningsBox
 
 if TYPE_CHECKING:
-    from streamscope.ui.inspector.turn_header import TurnRef
+    from streamscope.ui.turn_ref import TurnRef
 
 __all__ = ["INSPECT_TIP", "REASON_CHARS", "AssistantCard"]
 

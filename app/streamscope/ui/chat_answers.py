@@ -21,7 +21,7 @@ from streamscope.core.wire.conversation import Message
 from streamscope.ui.answer_card import AssistantCard
 from streamscope.ui.chat_rows import AnswerSlot, UserRow
 from streamscope.ui.conversation_rows import ConversationRows, PreparedRows
-from streamscope.ui.inspector.turn_header import TurnRef
+from streamscope.ui.turn_ref import TurnRef
 
 if TYPE_CHECKING:
     import itertools
@@ -32,9 +32,8 @@ if TYPE_CHECKING:
     from streamscope.core.store.session import ChatSession
     from streamscope.core.turn.model import Turn
     from streamscope.ui.chat_view import ChatView
-    from streamscope.ui.inspector.inspector import InspectorPanel
-    from streamscope.ui.inspector.turn_feed import InspectorFeed
     from streamscope.ui.status_panel import StatusPanel
+    from streamscope.ui.turn_viewer import TurnViewer
 
 __all__ = ["ChatAnswers"]
 
@@ -44,9 +43,8 @@ class ChatAnswers:
     attributes below are the controller's)."""
 
     chat: ChatView
-    inspector: InspectorPanel
     status: StatusPanel
-    feed: InspectorFeed
+    feed: TurnViewer
     session: ChatSession
     rows: ConversationRows
     _selected: int | None
@@ -140,7 +138,7 @@ class ChatAnswers:
         turn is loaded into the inspector first when another one is shown)."""
         ref, shown = slot.ref, self.feed.ref
         if ref is not None and shown is not None and shown.key == ref.key:
-            if not self.inspector.show_malformed_frame(reason):
+            if not self.feed.show_malformed_frame(reason):
                 self.status.show_message("That frame is not in this turn's capture")
             return
         if ref is None:
@@ -151,7 +149,7 @@ class ChatAnswers:
     def _on_feed_loaded(self, key: int) -> None:
         wanted, self._frame_wanted = self._frame_wanted, None
         if wanted is not None and wanted[0] == key:
-            self.inspector.show_malformed_frame(wanted[1])
+            self.feed.show_malformed_frame(wanted[1])
 
     def inspect(self, slot: AnswerSlot) -> None:
         """Show ``slot``'s turn in the inspector."""

@@ -17,7 +17,8 @@ tool calls got, its turn in the inspector, its verdict — is kept in its row, w
 the card exists (:class:`~streamscope.ui.chat_cards.ChatCards` builds and syncs them).
 Each answer knows its turn (:attr:`AnswerSlot.ref`); clicking its card, paging to it or
 opening its conversation shows that turn in the inspector through the
-:class:`~streamscope.ui.inspector.turn_feed.InspectorFeed`, which the live turn feeds too.
+:class:`~streamscope.ui.turn_viewer.TurnViewer` the window gives it (the inspector's feed),
+which the live turn feeds too.
 The runner's signals are handled in :mod:`streamscope.ui.live_turn`.
 """
 
@@ -46,12 +47,11 @@ from streamscope.ui.chat_rows import AnswerSlot, AnswersRow, UserRow
 from streamscope.ui.chat_view import ChatView
 from streamscope.ui.conversation_rows import ConversationRows, PreparedRows
 from streamscope.ui.demo_service import DemoService
-from streamscope.ui.inspector.inspector import InspectorPanel
-from streamscope.ui.inspector.turn_feed import InspectorFeed
 from streamscope.ui.live_turn import LiveTurn, requested_model
 from streamscope.ui.liveness_ticker import LivenessTicker
 from streamscope.ui.status_panel import StatusPanel
 from streamscope.ui.turn_runner import TurnRunner
+from streamscope.ui.turn_viewer import TurnViewer
 
 if TYPE_CHECKING:
     from streamscope.core.capture.files import CaptureStore
@@ -99,7 +99,7 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
         self,
         *,
         chat: ChatView,
-        inspector: InspectorPanel,
+        viewer: TurnViewer,
         status: StatusPanel,
         endpoint: Callable[[], Endpoint],
         api_key: Callable[[Endpoint], str | None],
@@ -110,10 +110,10 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
         captures: CaptureStore | None = None,
         parent: QObject | None = None,
     ) -> None:
-        """``captures``: where each live turn's capture is written as it streams."""
+        """``viewer``: what shows its turns (the inspector's feed); ``captures``: where each
+        live turn's capture is written as it streams."""
         super().__init__(parent)
         self.chat = chat
-        self.inspector = inspector
         self.status = status
         self._endpoint = endpoint
         self._api_key = api_key
@@ -135,7 +135,7 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
         self._prepare: asyncio.Task[None] | None = None
         self.last_capture: Capture | None = None
         self._replaying: Capture | None = None
-        self.feed = InspectorFeed(inspector, captures, self)
+        self.feed = viewer
         self.feed.shown.connect(self._on_feed_shown)
         self.feed.loaded.connect(self._on_feed_loaded)
         self._frame_wanted: tuple[int, str] | None = None  # (a frame to select once loaded)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from streamscope.core.turn.model import Turn
     from streamscope.core.wire.conversation import Message
-    from streamscope.ui.inspector.turn_header import TurnRef
+    from streamscope.ui.turn_ref import TurnRef
 
 __all__ = ["AnswerSlot", "AnswersRow", "CardKey", "ChatRow", "NoticeRow", "UserRow", "WidgetRow"]
 

@@ -20,7 +20,7 @@ from streamscope.ui.chat_rows import AnswerSlot, AnswersRow, ChatRow, UserRow
 if TYPE_CHECKING:
     from streamscope.core.store.history import ChatHistory
     from streamscope.core.turn.model import Turn
-    from streamscope.ui.inspector.turn_header import TurnRef
+    from streamscope.ui.turn_ref import TurnRef
 
 __all__ = ["ConversationRows", "PreparedRows", "answer_label"]
 

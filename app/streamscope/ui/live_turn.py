@@ -26,12 +26,11 @@ if TYPE_CHECKING:
     from streamscope.ui.answer_card import AssistantCard
     from streamscope.ui.chat_rows import AnswerSlot
     from streamscope.ui.chat_view import ChatView
-    from streamscope.ui.inspector.inspector import InspectorPanel
-    from streamscope.ui.inspector.turn_feed import InspectorFeed
-    from streamscope.ui.inspector.turn_header import TurnRef
     from streamscope.ui.liveness_ticker import LivenessTicker
     from streamscope.ui.status_panel import StatusPanel
+    from streamscope.ui.turn_ref import TurnRef
     from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
+    from streamscope.ui.turn_viewer import TurnViewer
 
 __all__ = ["LiveTurn", "requested_model"]
 
@@ -55,9 +54,8 @@ class LiveTurn:
     (a part of it: the attributes below are the controller's)."""
 
     chat: ChatView
-    inspector: InspectorPanel
     status: StatusPanel
-    feed: InspectorFeed
+    feed: TurnViewer
     runner: TurnRunner
     session: ChatSession
     liveness: LivenessTicker
@@ -129,8 +127,7 @@ class LiveTurn:
             slot.turn = turn
             ref = self._update_ref(slot, outcome=turn.outcome)
             if ref is not None:
-                if self.feed.following_live:  # (the Verdict tab holds this turn)
-                    self.inspector.verdict_panel.on_final = show_verdict
+                self.feed.when_checked(show_verdict)  # (when it shows this turn)
                 self.feed.live_finished(turn, ref)
         replayed, self._replaying = self._replaying, None
         if replayed is None:
@@ -153,5 +150,4 @@ class LiveTurn:
         self.status.show_liveness(live)
         if self._card is not None:
             self._card.show_liveness(live)
-        if self.feed.following_live:  # (not over an older turn the inspector shows)
-            self.inspector.timeline_panel.show_liveness(live)
+        self.feed.show_liveness(live)

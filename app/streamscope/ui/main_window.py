@@ -146,6 +146,7 @@ class MainWindow(QMainWindow):
         from streamscope.ui.endpoint_bar import EndpointBar
         from streamscope.ui.file_actions import FileActions
         from streamscope.ui.inspector.inspector import InspectorPanel
+        from streamscope.ui.inspector.turn_feed import InspectorFeed
         from streamscope.ui.status_panel import StatusPanel
         from streamscope.ui.theme import ThemeManager, set_text_colour
         from streamscope.ui.tools_panel import ToolsPanel
@@ -196,7 +197,7 @@ class MainWindow(QMainWindow):
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.endpoint_bar)
         self.controller = ChatController(
             chat=self.chat,
-            inspector=self.inspector,
+            viewer=InspectorFeed(self.inspector, captures, self),
             status=self.status,
             endpoint=self.endpoint_bar.current_endpoint,
             api_key=self.endpoint_bar.api_key,

@@ -33,12 +33,15 @@ from PySide6.QtCore import QObject, Signal
 
 from streamscope.core.turn.model import Turn
 from streamscope.ui.inspector.inspector import InspectorPanel, ParkedTurn
-from streamscope.ui.inspector.turn_header import TurnRef
+from streamscope.ui.turn_ref import TurnRef
 from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from streamscope.core.capture.files import CaptureStore
     from streamscope.core.capture.format import Capture
+    from streamscope.core.turn.liveness import Liveness
 
 __all__ = ["NO_CAPTURE", "InspectorFeed", "capture_gone"]
 
@@ -209,6 +212,21 @@ class InspectorFeed(QObject):
         self._header.set_note("")
         self._header.set_live_elsewhere(self._streaming)
         self.shown.emit(-1)
+
+    def show_liveness(self, live: Liveness) -> None:
+        """The live turn's silence on the Timeline, while the tabs follow it."""
+        if self.following_live:  # (not over an older turn shown)
+            self._inspector.timeline_panel.show_liveness(live)
+
+    def when_checked(self, callback: Callable[[str], None]) -> None:
+        """``callback`` gets the Verdict tab's short line for the live turn once every frame
+        is checked (when the tabs hold the live turn)."""
+        if self.following_live:
+            self._inspector.verdict_panel.on_final = callback
+
+    def show_malformed_frame(self, reason: str) -> bool:
+        """Select the frame ``reason`` names in the Frames tab; whether it is there."""
+        return self._inspector.show_malformed_frame(reason)
 
     async def aclose(self) -> None:
         """Stop loading (awaited when the window closes)."""

@@ -7,8 +7,6 @@ button while a live turn streams out of view."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent, QPalette
@@ -17,32 +15,10 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVB
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.message_card import outcome_badge, outcome_colour_name
 from streamscope.ui.theme import set_text_colour
-
-if TYPE_CHECKING:
-    from streamscope.core.capture.format import Capture
+from streamscope.ui.turn_ref import TurnRef
 
 __all__ = ["TurnHeader", "TurnRef", "describe_turn", "turn_clock"]
-
-
-@dataclass(frozen=True, slots=True)
-class TurnRef:
-    """A turn the inspector can show. ``key`` stays the same while the turn is updated
-    (its outcome, its capture); ``started`` is a Unix time; ``outcome`` is ``None`` while it
-    streams. Its bytes: ``capture_id`` in the profile's capture store, or ``capture`` in
-    memory (a window without a profile); ``note`` says why there is none, when known."""
-
-    key: int
-    conversation: str
-    started: float | None
-    model: str
-    outcome: Outcome | None = None
-    capture_id: str | None = None
-    capture: Capture | None = None
-    note: str = ""
-
-    @property
-    def has_capture(self) -> bool:
-        return self.capture is not None or self.capture_id is not None
+# (TurnRef is the chat's: the inspector shows the turns a TurnRef names)
 
 
 def turn_clock(started: float | None, *, now: float | None = None) -> str:
