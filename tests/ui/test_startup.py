@@ -133,8 +133,9 @@ from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from streamscope.ui.main_window import BUILD_MODULES, MainWindow
 import streamscope.ui.app as uiapp
+from streamscope.ui.after_paint import preload
 window = MainWindow(deferred=True)
-uiapp.preload(BUILD_MODULES)
+preload(BUILD_MODULES)
 preloaded = set(sys.modules)
 import asyncio, qasync
 store, captures = uiapp.open_profile()

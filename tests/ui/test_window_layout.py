@@ -16,7 +16,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from streamscope.ui.app import paint_now
+from streamscope.ui.after_paint import paint_now
 from streamscope.ui.main_window import MainWindow
 from streamscope.ui.window_state import (
     CHAT_MIN_WIDTH,

@@ -56,6 +56,8 @@ BUILD_MODULES = (
     "streamscope.ui.endpoint_bar",
     "streamscope.ui.file_actions",
     "streamscope.ui.inspector.inspector",
+    "streamscope.ui.inspector.turn_feed",
+    "streamscope.ui.window_menus",
     "streamscope.ui.status_panel",
     "streamscope.ui.theme",
     "streamscope.ui.tools_panel",
@@ -242,7 +244,9 @@ class MainWindow(QMainWindow):
 
         self._shortcuts_dialog: QDialog | None = None
         self.log_folder_dialog: QDialog | None = None
-        self._build_menus()
+        from streamscope.ui.window_menus import build_menus
+
+        self._help_menu = build_menus(self, self)
         from streamscope.ui.focus_ring import FocusRing
 
         self.focus_ring = FocusRing(self)  # keyboard focus is always visible
@@ -260,7 +264,7 @@ class MainWindow(QMainWindow):
         self._power_tools: PowerTools | None = None
         self.built = True
         # The Stream menu (power tools, ~0.1 s to import) is built once the panels have painted.
-        from streamscope.ui.app import call_after_paint
+        from streamscope.ui.after_paint import call_after_paint
 
         call_after_paint(self, lambda: self.power_tools)
 
@@ -334,65 +338,6 @@ class MainWindow(QMainWindow):
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock
-
-    def _build_menus(self) -> None:
-        from PySide6.QtGui import QAction
-
-        from streamscope.ui import shortcuts
-
-        menu = self.menuBar()
-        file_menu = menu.addMenu("&File")
-        new_action = shortcuts.bind(QAction("&New conversation", self), "new_conversation")
-        new_action.triggered.connect(self.switcher.new_conversation)
-        file_menu.addAction(new_action)
-        file_menu.addSeparator()
-        for text, slot in (
-            ("Open capture…", self.files.open_capture_dialog),
-            ("Save capture of the last turn…", self.files.save_capture),
-            ("Export repro bundle of the last turn…", self.files.export_bundle),
-            ("Export as HAR…", self.files.export_har),
-            ("Import HAR…", self.files.import_har_dialog),
-        ):
-            action = QAction(text, self)
-            action.triggered.connect(slot)
-            file_menu.addAction(action)
-        file_menu.addSeparator()
-        quit_action = shortcuts.bind(QAction("&Quit", self), "quit")
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
-        shortcuts.add_chat_menu(self)
-        endpoint_menu = menu.addMenu("&Endpoint")
-        edit = QAction("&Edit current endpoint…", self)
-        edit.triggered.connect(self.endpoint_bar.edit_endpoint)
-        manage = QAction("Endpoints…", self)
-        manage.triggered.connect(self.endpoint_bar.manage_endpoints)
-        endpoint_menu.addAction(edit)
-        endpoint_menu.addAction(manage)
-        endpoint_menu.addSeparator()
-        tap = QAction("&Tap another app…", self)
-        tap.triggered.connect(self.open_tap_dialog)
-        endpoint_menu.addAction(tap)
-        view = menu.addMenu("&View")
-        for dock in (
-            self.conversations_dock,
-            self.tapped_dock,
-            self.inspector_dock,
-            self.tools_dock,
-        ):
-            view.addAction(dock.toggleViewAction())
-        self.theme.add_actions(view, self, zoomed=(self.chat, self.inspector))
-        view.addSeparator()
-        shortcuts.add_go_to_actions(self, view)
-        self._help_menu = menu.addMenu("&Help")
-        keys = shortcuts.bind(QAction("&Keyboard shortcuts", self), "shortcuts")
-        keys.triggered.connect(self.show_shortcuts)
-        self._help_menu.addAction(keys)
-        logs = QAction("Open &log folder", self)
-        logs.triggered.connect(self._on_logs_triggered)
-        self._help_menu.addAction(logs)
-        about = QAction("&About StreamScope", self)
-        about.triggered.connect(self._on_about_triggered)
-        self._help_menu.addAction(about)
 
     def _build_tap(self) -> None:
         """The Tapped dock (a tab beside Conversations). Its panel and the tap's controller

@@ -8,9 +8,7 @@ actions: Regenerate, Edit last, Stop) and the Go to entries are built here too
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -20,22 +18,16 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QHeaderView,
     QLabel,
-    QMenu,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-if TYPE_CHECKING:
-    from streamscope.ui.main_window import MainWindow
-
 __all__ = [
     "SHORTCUTS",
     "Shortcut",
     "ShortcutsDialog",
-    "add_chat_menu",
-    "add_go_to_actions",
     "bind",
     "native_keys",
     "shortcut",
@@ -98,77 +90,6 @@ def bind(action: QAction, name: str) -> QAction:
 def native_keys(entry: Shortcut) -> str:
     """The keys as this platform writes them (``Ctrl+R``, ``⌘R`` …)."""
     return QKeySequence(entry.keys).toString(QKeySequence.SequenceFormat.NativeText)
-
-
-def _action(window: QWidget, name: str, text: str, slot: Callable[[], object]) -> QAction:
-    action = bind(QAction(text, window), name)
-    action.triggered.connect(slot)
-    window.addAction(action)  # (works while its menu is closed, and with no menu at all)
-    return action
-
-
-def add_chat_menu(window: MainWindow) -> QMenu:
-    """The Chat menu: Regenerate, Edit last, Stop. They press the message box's buttons, so
-    they do exactly what the buttons do, and nothing while a button is disabled."""
-    composer = window.composer
-    menu = QMenu("&Chat", window)
-    regenerate = _action(window, "regenerate", "&Regenerate", composer.regenerate_button.click)
-    edit_last = _action(window, "edit_last", "&Edit last message", composer.edit_button.click)
-    stop = _action(window, "stop", "&Stop", window.stop_or_cancel_edit)
-    menu.addActions([regenerate, edit_last])
-    menu.addSeparator()
-    menu.addAction(stop)
-
-    def sync() -> None:  # the menu shows what a click would do now
-        regenerate.setEnabled(composer.regenerate_button.isEnabled())
-        edit_last.setEnabled(composer.edit_button.isEnabled())
-        stop.setEnabled(window.controller.busy or window.controller.history.editing)
-
-    def keys_work_again() -> None:  # a disabled action would swallow its keys
-        for action in (regenerate, edit_last, stop):
-            action.setEnabled(True)
-
-    menu.aboutToShow.connect(sync)
-    menu.aboutToHide.connect(keys_work_again)
-    window.menuBar().addMenu(menu)
-    return menu
-
-
-def add_go_to_actions(window: MainWindow, menu: QMenu) -> None:
-    """Choose the model, and Go to: the conversation list, the message box, the inspector."""
-    bar = window.endpoint_bar
-
-    def choose_model() -> None:
-        combo = bar.model_combo
-        combo.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        line = combo.lineEdit()
-        if line is not None:
-            line.selectAll()
-        else:
-            combo.showPopup()
-
-    def go_conversations() -> None:
-        window.conversations_dock.show()
-        window.conversations_dock.raise_()
-        window.conversations.focus_list()
-
-    def go_message() -> None:
-        window.composer.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
-
-    def go_inspector() -> None:
-        window.inspector_dock.show()
-        window.inspector_dock.raise_()
-        window.inspector.setFocus(Qt.FocusReason.ShortcutFocusReason)
-        page = window.inspector.currentWidget()
-        if page is not None:
-            page.setFocus(Qt.FocusReason.ShortcutFocusReason)
-            page.focusNextChild()
-
-    menu.addAction(_action(window, "choose_model", "Choose &model", choose_model))
-    menu.addSeparator()
-    menu.addAction(_action(window, "go_conversations", "Go to &conversations", go_conversations))
-    menu.addAction(_action(window, "go_message", "Go to the &message box", go_message))
-    menu.addAction(_action(window, "go_inspector", "Go to the &inspector", go_inspector))
 
 
 class ShortcutsDialog(QDialog):
