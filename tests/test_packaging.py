@@ -72,8 +72,12 @@ def test_spec_builds_the_console_script_entry_point_windowed_one_folder() -> Non
 def test_spec_puts_resources_where_the_app_looks_for_them() -> None:
     text = SPEC.read_text(encoding="utf-8")
     assert '(str(ROOT / "resources"), "streamscope/resources")' in text
-    resources = (ROOT / "app/streamscope/ui/resources.py").read_text(encoding="utf-8")
-    assert '_HERE.parent / "resources"' in resources  # streamscope/ui/.. /resources
+    import streamscope
+    from streamscope.ui.base import resources
+
+    resources_py = Path(resources.__file__).read_text(encoding="utf-8")
+    assert '_PACKAGE / "resources"' in resources_py  # (an installed streamscope/resources)
+    assert resources._PACKAGE == Path(streamscope.__file__).resolve().parent
     assert (ROOT / "resources/icons/streamscope.svg").is_file()
 
 

@@ -96,7 +96,7 @@ def test_built_wheel_runs_outside_the_repository(tmp_path: Path) -> None:
     code = (
         "import streamscope, sys\n"
         "from PySide6.QtWidgets import QApplication\n"
-        "from streamscope.ui.resources import resources_dir, app_icon\n"
+        "from streamscope.ui.base.resources import resources_dir, app_icon\n"
         "app = QApplication([])\n"
         "print(streamscope.__file__)\n"
         "print(resources_dir())\n"

@@ -170,8 +170,8 @@ def _checks_with_qt() -> Report:
         raise SelfTestError("no fonts: QFontDatabase.families() is empty (install fontconfig)")
 
     from streamscope.ui.app import open_profile
+    from streamscope.ui.base.resources import app_icon
     from streamscope.ui.main_window import MainWindow
-    from streamscope.ui.resources import app_icon
     from streamscope.ui.single_instance import SingleInstance
 
     if app_icon().pixmap(32, 32).isNull():

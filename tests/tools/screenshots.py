@@ -130,7 +130,7 @@ async def main():
         from PySide6.QtCore import Qt
         from PySide6.QtGui import QKeySequence
         from PySide6.QtTest import QTest
-        from streamscope.ui.shortcuts import shortcut
+        from streamscope.ui.base.shortcuts import shortcut
 
         window.activateWindow()
         await asyncio.sleep(0.5)

@@ -110,9 +110,9 @@ def test_the_theme_frame_and_panels_paint_before_the_stream_menu_tap_and_verdict
     seen = run_probe()
     first, ready, later = seen["first"], seen["ready"], seen["later"]
     assert first["qt_namespace"] is False
-    assert "streamscope.ui.first_paint" in first["modules"]  # (the theme, before the paint)
+    assert "streamscope.ui.base.first_paint" in first["modules"]  # (the theme, before the paint)
     # (the colour tables, the theme's menu and the layout's rules load with the panels)
-    assert not {"streamscope.ui.theme", "streamscope.ui.window_state"} & set(first["modules"])  # type: ignore[arg-type]
+    assert not {"streamscope.ui.base.theme", "streamscope.ui.window_state"} & set(first["modules"])  # type: ignore[arg-type]
     lazy = {
         "streamscope.ui.power_tools",
         "streamscope.ui.tap_panel",

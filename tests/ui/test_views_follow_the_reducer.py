@@ -27,7 +27,7 @@ from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline
 from streamscope.core.turn.progress import Progress
 from streamscope.core.wire.events import StreamEvent
-from streamscope.ui import pacing
+from streamscope.ui.base import pacing
 from streamscope.ui.chat_controller import ChatController
 from streamscope.ui.chat_view import ChatView
 from streamscope.ui.demo_service import DemoService

@@ -18,9 +18,9 @@ from streamscope.core import paths
 from streamscope.core.capture.files import CaptureStore
 from streamscope.core.store.database import Store
 from streamscope.ui import log_folder
+from streamscope.ui.base.shortcuts import SHORTCUTS, ShortcutsDialog, shortcut
 from streamscope.ui.conversations_panel import BUSY_NOTE
 from streamscope.ui.main_window import MainWindow
-from streamscope.ui.shortcuts import SHORTCUTS, ShortcutsDialog, shortcut
 
 
 @pytest.fixture
@@ -254,7 +254,7 @@ def test_long_titles_are_elided_not_scrolled(
 
 
 def test_the_keyboard_focus_is_ringed(window: MainWindow, qtbot: QtBot) -> None:
-    from streamscope.ui.focus_ring import RING_WIDTH
+    from streamscope.ui.base.focus_ring import RING_WIDTH
 
     editor = window.composer.editor
     editor.setFocus()

@@ -6,8 +6,8 @@ shows exactly what the reducer says at every batch. Streamed text goes to a *tai
 plain text (cost per append independent of the answer's length); a few times a second the
 finished blocks at the head of the tail are rendered as Markdown into the *rendered* pane
 above it and removed from the tail; :meth:`finish` renders the rest. All of that runs as
-this card's job on the window's :class:`~streamscope.ui.paint_clock.PaintClock`, paced as
-:mod:`streamscope.ui.pacing` says, in slices, so a long answer never freezes the window
+this card's job on the window's :class:`~streamscope.ui.base.paint_clock.PaintClock`, paced as
+:mod:`streamscope.ui.base.pacing` says, in slices, so a long answer never freezes the window
 (:mod:`streamscope.ui.answer_text`). Its pager, reasoning and tool calls are
 :mod:`streamscope.ui.answer_parts`.
 """
@@ -28,7 +28,9 @@ from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import Message
 from streamscope.ui.answer_parts import AnswerPager, Reasoning, ToolCallsArea
 from streamscope.ui.answer_text import AnswerText
-from streamscope.ui.code_highlight import is_dark, warm_up_highlighting
+from streamscope.ui.base.code_highlight import is_dark, warm_up_highlighting
+from streamscope.ui.base.paint_clock import PaintClock, default_clock
+from streamscope.ui.base.theme import set_text_colour
 from streamscope.ui.message_card import (
     CardFrame,
     ToolCallBox,
@@ -37,8 +39,6 @@ from streamscope.ui.message_card import (
     outcome_colour,
     turn_colour,
 )
-from streamscope.ui.paint_clock import PaintClock, default_clock
-from streamscope.ui.theme import set_text_colour
 from streamscope.ui.warnings_box import WarningsBox
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVB
 
 from streamscope.core.turn.model import ToolCallState
 from streamscope.core.wire.conversation import Message, ToolCall, match_results
+from streamscope.ui.base.theme import set_text_colour
 from streamscope.ui.message_card import ToolCallBox, _muted
 from streamscope.ui.text_pane import PlainAppender, TextPane
-from streamscope.ui.theme import set_text_colour
 
 __all__ = ["AnswerPager", "Reasoning", "ToolCallsArea"]
 

@@ -4,7 +4,7 @@ Streamed text goes to a *tail* pane as plain text (cost per append independent o
 answer's length); a few times a second the finished blocks at the head of the tail are
 rendered as Markdown into the *rendered* pane above it and removed from the tail; the end
 renders the rest. All of that runs as the card's job on the window's
-:class:`~streamscope.ui.paint_clock.PaintClock`, paced as :mod:`streamscope.ui.pacing`
+:class:`~streamscope.ui.base.paint_clock.PaintClock`, paced as :mod:`streamscope.ui.base.pacing`
 says, in slices, so a long answer never freezes the window.
 """
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, cast
 
 from PySide6.QtGui import QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument
 
-from streamscope.ui import pacing
+from streamscope.ui.base import pacing
 from streamscope.ui.markdown import MarkdownWriter, split_markdown
 from streamscope.ui.text_pane import PlainAppender, TextPane
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from streamscope.core.turn.model import Turn
-    from streamscope.ui.paint_clock import PaintClock
+    from streamscope.ui.base.paint_clock import PaintClock
 
 __all__ = ["AnswerText"]
 
@@ -84,7 +84,7 @@ class AnswerText:
 
     def append_text(self, text: str) -> None:
         """Append answer text (shown on the next loop turn, then at most every
-        :data:`~streamscope.ui.pacing.LIVE_APPEND_MS`)."""
+        :data:`~streamscope.ui.base.pacing.LIVE_APPEND_MS`)."""
         if not text:
             return
         if self._live_started is None:
@@ -100,7 +100,7 @@ class AnswerText:
 
     def _show_more(self) -> None:
         """Append what arrived since the last append to the tail, at most
-        :data:`~streamscope.ui.pacing.LIVE_APPEND_CHARS` (a flood is shown at a bounded
+        :data:`~streamscope.ui.base.pacing.LIVE_APPEND_CHARS` (a flood is shown at a bounded
         pace, and whole at the end)."""
         pending = "".join(self._unshown)  # (only what arrived since: no join of the answer)
         shown, rest = pending[: pacing.LIVE_APPEND_CHARS], pending[pacing.LIVE_APPEND_CHARS :]
@@ -141,7 +141,7 @@ class AnswerText:
 
     def _layout(self, deadline: float) -> float | None:
         """Append streamed text, start live rendering when due, render until ``deadline``;
-        when to run next (see :mod:`streamscope.ui.pacing`)."""
+        when to run next (see :mod:`streamscope.ui.base.pacing`)."""
         now = time.monotonic()
         streaming = self.turn is None
         wanted: list[float] = []

@@ -41,7 +41,7 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
         return 0
 
     from streamscope.ui.after_paint import call_after_paint, paint_now, preload
-    from streamscope.ui.first_paint import apply_saved_theme
+    from streamscope.ui.base.first_paint import apply_saved_theme
     from streamscope.ui.main_window import MainWindow
 
     apply_saved_theme()  # (the first paint in the chosen theme already)

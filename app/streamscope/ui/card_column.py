@@ -29,10 +29,10 @@ from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QFontMetricsF, QPalette, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QFrame, QWidget
 
+from streamscope.ui.base.theme import monospace_font
 from streamscope.ui.chat_rows import CardKey, ChatRow
 from streamscope.ui.row_estimate import Metrics
 from streamscope.ui.row_heights import RowHeights
-from streamscope.ui.theme import monospace_font
 
 __all__ = ["CardColumn", "CardFactory"]
 

@@ -18,9 +18,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QWidget
 
 from streamscope.ui.answer_card import AssistantCard
+from streamscope.ui.base.code_highlight import warm_up_highlighting
 from streamscope.ui.card_column import CardColumn, CardFactory
 from streamscope.ui.chat_rows import CardKey, ChatRow, NoticeRow, UserRow, WidgetRow
-from streamscope.ui.code_highlight import warm_up_highlighting
 from streamscope.ui.message_card import NoticeCard, UserCard
 
 __all__ = [

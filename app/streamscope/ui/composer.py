@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from streamscope.core.wire.context import ContextCut
-from streamscope.ui.shortcuts import native_keys, shortcut
+from streamscope.ui.base.shortcuts import native_keys, shortcut
 
 
 def _keys(name: str) -> str:

@@ -29,14 +29,14 @@ from PySide6.QtWidgets import (
 from streamscope.core.net.endpoints import LINE_CAP_RANGE, Endpoint, is_secret_header
 from streamscope.core.net.options import PROXY_MODES, ProxyMode
 from streamscope.core.net.secrets import SecretStore, header_account, proxy_account
-from streamscope.ui.theme import set_text_colour
+from streamscope.ui.base.theme import set_text_colour
 
 __all__ = ["BAD", "NOTE", "OK", "PROXY_LABELS", "NetworkTab", "page_form"]
 
 OK = "ok_window"
 BAD = "error_window"
 NOTE = "cancelled_window"
-"""Colour names (streamscope.ui.theme.TEXT) of a good / bad / quiet note on a dialog."""
+"""Colour names (streamscope.ui.base.theme.TEXT) of a good / bad / quiet note on a dialog."""
 
 PROXY_LABELS: dict[ProxyMode, str] = {
     "system": "System (OS settings, HTTPS_PROXY / ALL_PROXY / NO_PROXY)",

@@ -5,7 +5,7 @@ the match in the Frames table, and every matching row is highlighted.
 The bar sits in the Frames tab above the table. It searches the frames model (all frames,
 whatever the filter shows); when a match is hidden by the filter, the filter is cleared.
 
-It searches as you type, :data:`~streamscope.ui.pacing.FIND_DEBOUNCE_MS` after the last key,
+It searches as you type, :data:`~streamscope.ui.base.pacing.FIND_DEBOUNCE_MS` after the last key,
 a slice at a time as its job on the paint clock (checking a frame means decoding its bytes:
 100k frames take a second or more), saying "searching… 40%" with the matches so far; frames
 that arrive meanwhile are searched too. Enter while it searches selects the next match as
@@ -34,11 +34,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.ui import pacing
+from streamscope.ui.base import pacing
+from streamscope.ui.base.paint_clock import default_clock
+from streamscope.ui.base.theme import colour
 from streamscope.ui.inspector.frames_model import FramesModel
 from streamscope.ui.inspector.frames_panel import FramesPanel
-from streamscope.ui.paint_clock import default_clock
-from streamscope.ui.theme import colour
 
 __all__ = ["FindQuery", "FramesFindBar", "find_rows", "parse_bytes_pattern"]
 

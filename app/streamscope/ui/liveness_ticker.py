@@ -1,4 +1,4 @@
-"""The live turn's clock: it says, every :data:`~streamscope.ui.pacing.LIVE_CLOCK_MS`, how
+"""The live turn's clock: it says, every :data:`~streamscope.ui.base.pacing.LIVE_CLOCK_MS`, how
 the streaming turn is doing — also when no byte arrives, which is exactly when batches stop
 and nothing else would repaint, and also while a backlog of batches keeps the window busy,
 which is when the display falls behind.
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from streamscope.core.turn.liveness import LivenessWatch
-from streamscope.ui import pacing
-from streamscope.ui.paint_clock import PaintClock, default_clock
+from streamscope.ui.base import pacing
+from streamscope.ui.base.paint_clock import PaintClock, default_clock
 
 if TYPE_CHECKING:
     from streamscope.core.net.arrivals import ArrivalSource

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QWidget
 
 from streamscope import __version__
 from streamscope.core import paths
+from streamscope.ui.base.first_paint import restore_geometry
+from streamscope.ui.base.resources import app_icon
 from streamscope.ui.file_drop import install_file_drop
-from streamscope.ui.first_paint import restore_geometry
-from streamscope.ui.resources import app_icon
 
 if TYPE_CHECKING:
     # Imported by build(), after the first paint: importing them takes longer than showing
@@ -59,10 +59,10 @@ BUILD_MODULES = (
     "streamscope.ui.inspector.turn_feed",
     "streamscope.ui.window_menus",
     "streamscope.ui.status_panel",
-    "streamscope.ui.theme",
+    "streamscope.ui.base.theme",
     "streamscope.ui.tools_panel",
-    "streamscope.ui.focus_ring",
-    "streamscope.ui.shortcuts",
+    "streamscope.ui.base.focus_ring",
+    "streamscope.ui.base.shortcuts",
     "streamscope.core.net.worker",
     "streamscope.core.store.database",
     "streamscope.core.capture.files",
@@ -139,6 +139,7 @@ class MainWindow(QMainWindow):
         from PySide6.QtWidgets import QVBoxLayout
 
         from streamscope.ui import window_state
+        from streamscope.ui.base.theme import ThemeManager, set_text_colour
         from streamscope.ui.chat_controller import ChatController
         from streamscope.ui.chat_view import ChatView
         from streamscope.ui.composer import Composer
@@ -150,7 +151,6 @@ class MainWindow(QMainWindow):
         from streamscope.ui.inspector.inspector import InspectorPanel
         from streamscope.ui.inspector.turn_feed import InspectorFeed
         from streamscope.ui.status_panel import StatusPanel
-        from streamscope.ui.theme import ThemeManager, set_text_colour
         from streamscope.ui.tools_panel import ToolsPanel
 
         assert not self.built, "MainWindow.build() runs once"
@@ -247,7 +247,7 @@ class MainWindow(QMainWindow):
         from streamscope.ui.window_menus import build_menus
 
         self._help_menu = build_menus(self, self)
-        from streamscope.ui.focus_ring import FocusRing
+        from streamscope.ui.base.focus_ring import FocusRing
 
         self.focus_ring = FocusRing(self)  # keyboard focus is always visible
         self.chat_room = window_state.restore_layout(
@@ -480,7 +480,7 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> QDialog:
         """Help → Keyboard shortcuts (one dialog, raised when asked again)."""
-        from streamscope.ui.shortcuts import ShortcutsDialog
+        from streamscope.ui.base.shortcuts import ShortcutsDialog
 
         if self._shortcuts_dialog is None:
             self._shortcuts_dialog = ShortcutsDialog(self)

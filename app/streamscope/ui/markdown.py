@@ -8,7 +8,7 @@ event-loop turns, and a growing answer can render its finished blocks while it s
 
 :class:`MarkdownWriter` appends those pieces at a cursor. Code blocks get a "Copy" link
 (``copy:N``) that the view resolves through :attr:`MarkdownWriter.codes`. Pygments is
-imported on the first code block, not at import time (:mod:`streamscope.ui.code_highlight`).
+imported on the first code block, not at import time (:mod:`streamscope.ui.base.code_highlight`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from PySide6.QtGui import (
     QTextTable,
 )
 
-from streamscope.ui.code_highlight import (
+from streamscope.ui.base.code_highlight import (
     CodeStyle,
     is_dark,
     lexer_for,

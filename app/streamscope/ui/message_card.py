@@ -21,12 +21,12 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.turn.model import ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
+from streamscope.ui.base.theme import colour, monospace_font
 from streamscope.ui.markdown import MarkdownWriter
 from streamscope.ui.text_pane import TextPane
-from streamscope.ui.theme import colour, monospace_font
 
 _BADGES: dict[Outcome, tuple[str, str]] = {
-    # outcome: (badge, its colour's name in streamscope.ui.theme.TEXT)
+    # outcome: (badge, its colour's name in streamscope.ui.base.theme.TEXT)
     Outcome.COMPLETED: ("✓ completed", "ok"),
     Outcome.TRUNCATED: ("⚠ truncated", "warning"),
     Outcome.CANCELLED: ("■ cancelled", "cancelled"),
@@ -45,7 +45,7 @@ def outcome_colour(outcome: Outcome, palette: QPalette, *, on_window: bool = Fal
 
 
 def outcome_colour_name(outcome: Outcome, *, on_window: bool = False) -> str:
-    """The name in :data:`streamscope.ui.theme.TEXT` of an outcome's colour."""
+    """The name in :data:`streamscope.ui.base.theme.TEXT` of an outcome's colour."""
     name = _BADGES[outcome][1]
     return f"{name}_window" if on_window else name
 

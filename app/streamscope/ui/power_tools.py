@@ -54,7 +54,7 @@ from streamscope.core.net.raw_request import (
     user_text,
 )
 from streamscope.core.wire.dialects.base import RequestSpec
-from streamscope.ui import shortcuts
+from streamscope.ui.base import shortcuts
 from streamscope.ui.compare_view import CompareDialog
 from streamscope.ui.curl_import import CurlImportDialog, CurlPasteFilter
 from streamscope.ui.frames_find import FramesFindBar

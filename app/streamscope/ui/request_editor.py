@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.net.raw_request import RawRequest, RawRequestError, is_masked
 from streamscope.core.wire.dialects import dialect_names
-from streamscope.ui.theme import set_text_colour
+from streamscope.ui.base.theme import set_text_colour
 
 __all__ = ["EditResendDialog", "body_error"]
 

@@ -34,11 +34,11 @@ from streamscope.core.net.models_api import ModelListError
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.net.secrets import SecretStore
 from streamscope.core.wire.dialects import dialect_names
+from streamscope.ui.base.theme import set_text_colour
 from streamscope.ui.endpoint_key import KeyFields
 from streamscope.ui.endpoint_probe import ClientFactory, DemoBaseUrl, EndpointProbe
 from streamscope.ui.endpoint_request_tab import RequestTab
 from streamscope.ui.endpoint_tabs import BAD, NOTE, OK, NetworkTab, page_form
-from streamscope.ui.theme import set_text_colour
 
 __all__ = ["EndpointDialog", "demo_scenarios"]
 

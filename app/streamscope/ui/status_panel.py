@@ -17,11 +17,11 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 from streamscope.core.turn.liveness import Liveness
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, format_bytes
-from streamscope.ui.theme import set_text_colour
+from streamscope.ui.base.theme import set_text_colour
 from streamscope.ui.turn_runner import ProgressBatch
 
 GLYPHS = {
-    # outcome: (glyph, its colour's name in streamscope.ui.theme.TEXT)
+    # outcome: (glyph, its colour's name in streamscope.ui.base.theme.TEXT)
     Outcome.COMPLETED: ("✓", "ok_window"),
     Outcome.TRUNCATED: ("⚠", "silence"),
     Outcome.CANCELLED: ("■", "cancelled_window"),

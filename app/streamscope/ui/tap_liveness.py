@@ -1,5 +1,5 @@
 """The live clock of tapped exchanges: while any of them streams, every
-:data:`~streamscope.ui.pacing.LIVE_CLOCK_MS` each streaming exchange's
+:data:`~streamscope.ui.base.pacing.LIVE_CLOCK_MS` each streaming exchange's
 :class:`~streamscope.core.turn.liveness.LivenessWatch` is told what the tap has received of it
 (the exchange's arrival board, written on the tap's thread as the forwarder's reads come in,
 with the forwarder's times) and asked how the exchange is doing — the rules of a chat turn:
@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from streamscope.ui import pacing
-from streamscope.ui.paint_clock import PaintClock, default_clock
+from streamscope.ui.base import pacing
+from streamscope.ui.base.paint_clock import PaintClock, default_clock
 
 if TYPE_CHECKING:
     from streamscope.core.turn.liveness import Liveness

@@ -42,8 +42,8 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import Outcome, format_bytes
 from streamscope.core.turn.progress import Progress, ProgressEncoder
+from streamscope.ui.base.paint_clock import default_clock
 from streamscope.ui.message_card import outcome_colour
-from streamscope.ui.paint_clock import default_clock
 from streamscope.ui.status_panel import GLYPHS
 from streamscope.ui.tap_liveness import TapLiveness
 from streamscope.ui.turn_ref import TurnRef

@@ -26,7 +26,7 @@ from streamscope.core.wire.tools import (
     parse_tool_definitions,
     tools_to_json,
 )
-from streamscope.ui.theme import set_text_colour
+from streamscope.ui.base.theme import set_text_colour
 
 __all__ = ["ToolsPanel"]
 

@@ -3,9 +3,9 @@
 Core observer callbacks arrive per network read (or per worker batch); widgets must not
 repaint per read. The runner appends everything to a pending
 :class:`~streamscope.core.turn.progress.Progress` batch, sealed every
-:data:`~streamscope.ui.pacing.MAX_BATCH_FRAMES` frames, and the window's
-:class:`~streamscope.ui.paint_clock.PaintClock` has it deliver them (see
-:mod:`streamscope.ui.pacing`). At the end of a turn everything pending is delivered
+:data:`~streamscope.ui.base.pacing.MAX_BATCH_FRAMES` frames, and the window's
+:class:`~streamscope.ui.base.paint_clock.PaintClock` has it deliver them (see
+:mod:`streamscope.ui.base.pacing`). At the end of a turn everything pending is delivered
 synchronously, then ``turnFinished`` is emitted, so listeners always see every byte — and
 the reducer's last delta — before the outcome.
 
@@ -39,8 +39,8 @@ from streamscope.core.redact import Scrubber
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.progress import Progress, ProgressEncoder
-from streamscope.ui import pacing
-from streamscope.ui.paint_clock import PaintClock, default_clock
+from streamscope.ui.base import pacing
+from streamscope.ui.base.paint_clock import PaintClock, default_clock
 
 if TYPE_CHECKING:
     # The network stack (httpx) and the capture store load with the first turn, not with

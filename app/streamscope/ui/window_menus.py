@@ -10,12 +10,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
-from streamscope.ui import shortcuts
-from streamscope.ui.shortcuts import bind
+from streamscope.ui.base import shortcuts
+from streamscope.ui.base.shortcuts import bind
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QDockWidget
 
+    from streamscope.ui.base.theme import ThemeManager
     from streamscope.ui.chat_controller import ChatController
     from streamscope.ui.chat_view import ChatView
     from streamscope.ui.composer import Composer
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from streamscope.ui.endpoint_bar import EndpointBar
     from streamscope.ui.file_actions import FileActions
     from streamscope.ui.inspector.inspector import InspectorPanel
-    from streamscope.ui.theme import ThemeManager
 
 __all__ = ["MenuWindow", "build_menus"]
 

@@ -6,7 +6,7 @@ The chat column comes first: a restored layout that would leave it narrower than
 :data:`CHAT_MIN_WIDTH` is dropped for the default one, and while the window is resized the
 inspector (then the conversation list) gives way before the chat does (:class:`ChatRoom`).
 
-The geometry is restored before the first paint, by :mod:`~streamscope.ui.first_paint`
+The geometry is restored before the first paint, by :mod:`~streamscope.ui.base.first_paint`
 (re-exported here); this module loads with the panels.
 """
 
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QEvent, QObject
 
-from streamscope.ui.first_paint import restore_geometry
-from streamscope.ui.first_paint import window_settings as _settings
+from streamscope.ui.base.first_paint import restore_geometry
+from streamscope.ui.base.first_paint import window_settings as _settings
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget

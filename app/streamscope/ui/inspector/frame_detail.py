@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from streamscope.core.wire.events import StreamEvent
-from streamscope.ui.elided_label import ElidedLabel
-from streamscope.ui.theme import colour, monospace_font, text_fill
+from streamscope.ui.base.elided_label import ElidedLabel
+from streamscope.ui.base.theme import colour, monospace_font, text_fill
 
 __all__ = [
     "ARROWS",

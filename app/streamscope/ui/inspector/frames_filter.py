@@ -9,9 +9,9 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from streamscope.ui import pacing
+from streamscope.ui.base import pacing
+from streamscope.ui.base.paint_clock import default_clock
 from streamscope.ui.inspector.frames_model import COLUMNS, FramesModel
-from streamscope.ui.paint_clock import default_clock
 
 __all__ = ["FramesFilterModel"]
 

@@ -32,8 +32,8 @@ from streamscope.core.turn.progress import (
     Progress,
 )
 from streamscope.core.wire.events import StreamEvent
-from streamscope.ui.code_highlight import is_dark
-from streamscope.ui.theme import colour, text_fill
+from streamscope.ui.base.code_highlight import is_dark
+from streamscope.ui.base.theme import colour, text_fill
 
 __all__ = [
     "COLUMNS",

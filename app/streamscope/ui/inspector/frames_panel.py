@@ -3,7 +3,7 @@
 
 Batches go into the table's log as they arrive; the table shows the new rows when the paint
 clock gives it a slot: at once, then at most every
-:data:`~streamscope.ui.pacing.TABLE_PAINT_MS` while frames pour in.
+:data:`~streamscope.ui.base.pacing.TABLE_PAINT_MS` while frames pour in.
 
 The table *follows* the newest frame while the Follow button is on. Selecting a frame or
 scrolling up turns it off (the frame you look at stays put); scrolling back to the end, or
@@ -29,7 +29,9 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import TurnDelta
-from streamscope.ui import pacing
+from streamscope.ui.base import pacing
+from streamscope.ui.base.paint_clock import default_clock
+from streamscope.ui.base.theme import colour, rgba, set_text_colour, text_fill
 from streamscope.ui.inspector.frame_detail import FrameDetail
 from streamscope.ui.inspector.frames_filter import FramesFilterModel
 from streamscope.ui.inspector.frames_model import (
@@ -41,8 +43,6 @@ from streamscope.ui.inspector.frames_model import (
     FramesModel,
     frame_notes,
 )
-from streamscope.ui.paint_clock import default_clock
-from streamscope.ui.theme import colour, rgba, set_text_colour, text_fill
 from streamscope.ui.turn_runner import ProgressBatch
 
 __all__ = ["FramesPanel"]

@@ -17,7 +17,7 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from streamscope.core.turn.liveness import Liveness
-from streamscope.ui.theme import colour
+from streamscope.ui.base.theme import colour
 
 __all__ = ["SilenceBar"]
 

@@ -24,8 +24,8 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from streamscope.core.turn.model import Timings, Turn, TurnDelta
+from streamscope.ui.base.theme import colour, text_fill
 from streamscope.ui.inspector.silence_bar import SilenceBar
-from streamscope.ui.theme import colour, text_fill
 
 if TYPE_CHECKING:
     from streamscope.core.turn.liveness import Liveness, Silence

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.turn.model import ToolCallState, Turn, apply_tool_calls
 from streamscope.core.wire.summary import quote
-from streamscope.ui.elided_label import ElidedLabel
-from streamscope.ui.theme import monospace_font, set_text_colour
+from streamscope.ui.base.elided_label import ElidedLabel
+from streamscope.ui.base.theme import monospace_font, set_text_colour
 
 __all__ = ["ToolCallsPanel"]
 

@@ -13,8 +13,8 @@ from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from streamscope.core.turn.outcome import Outcome
+from streamscope.ui.base.theme import set_text_colour
 from streamscope.ui.message_card import outcome_badge, outcome_colour_name
-from streamscope.ui.theme import set_text_colour
 from streamscope.ui.turn_ref import TurnRef
 
 __all__ = ["TurnHeader", "TurnRef", "describe_turn", "turn_clock"]

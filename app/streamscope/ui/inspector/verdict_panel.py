@@ -35,7 +35,7 @@ from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.turn.progress import Progress
-from streamscope.ui.paint_clock import PaintClock, default_clock
+from streamscope.ui.base.paint_clock import PaintClock, default_clock
 
 if TYPE_CHECKING:  # the checker is loaded by the first turn it checks, not with the window
     from streamscope.core.verdict import Finding, Linter

@@ -21,7 +21,7 @@ from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
-from streamscope.ui.first_paint import (
+from streamscope.ui.base.first_paint import (
     MODES,
     PALETTES,
     apply_saved_theme,
@@ -34,7 +34,7 @@ from streamscope.ui.first_paint import (
     saved_system_dark,
     system_scheme_dark,
 )
-from streamscope.ui.first_paint import window_settings as _settings
+from streamscope.ui.base.first_paint import window_settings as _settings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QAction, QFont
     from PySide6.QtWidgets import QMenu
 
-# The palettes and applying the saved theme before the first paint: ui/first_paint.py (small,
+# The palettes and applying the saved theme before the first paint: ui/base/first_paint.py (small,
 # re-exported here). What only the menu or the fonts need is imported where it is used.
 
 __all__ = [
@@ -229,7 +229,7 @@ def monospace_font() -> QFont:
     """The fixed-pitch family, with no size of its own: it follows the text zoom."""
     from PySide6.QtGui import QFont
 
-    from streamscope.ui.code_highlight import monospace_family
+    from streamscope.ui.base.code_highlight import monospace_family
 
     font = QFont()
     font.setFamilies([monospace_family()])
@@ -362,7 +362,7 @@ class ThemeManager(QObject):
             group.addAction(action)
             themes.addAction(action)
             self._mode_actions[mode] = action
-        from streamscope.ui import shortcuts
+        from streamscope.ui.base import shortcuts
 
         for name, text, slot in (
             ("zoom_in", "Zoom &in", self.zoom_in),

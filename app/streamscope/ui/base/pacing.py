@@ -4,7 +4,7 @@ How they interact. A live turn is parsed in the stream worker, which sends a bat
 few milliseconds (``core/net/worker.py``: transport batching stays there). In the window,
 the :class:`~streamscope.ui.turn_runner.TurnRunner` seals what arrives into batches of at
 most :data:`MAX_BATCH_FRAMES` frames. Nothing else has a timer: the one
-:class:`~streamscope.ui.paint_clock.PaintClock` ticks, and each tick
+:class:`~streamscope.ui.base.paint_clock.PaintClock` ticks, and each tick
 
 1. hands sealed batches to the views (``take``: cheap — append to a log, a buffer) for at
    most :data:`FLUSH_BUDGET_MS`, at most once every :data:`FLUSH_INTERVAL_MS` while a stream

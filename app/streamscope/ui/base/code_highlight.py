@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat
 
-from streamscope.ui.first_paint import is_dark  # (the theme.s: the code blocks ask it)
+from streamscope.ui.base.first_paint import is_dark  # (the theme.s: the code blocks ask it)
 
 if TYPE_CHECKING:
     from pygments.lexer import Lexer

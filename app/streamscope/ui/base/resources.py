@@ -8,12 +8,12 @@ from pathlib import Path
 
 from PySide6.QtGui import QIcon
 
-_HERE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[2]  # streamscope/ (this is streamscope/ui/base/)
 
 
 @cache
 def resources_dir() -> Path:
-    for candidate in (_HERE.parent / "resources", _HERE.parents[2] / "resources"):
+    for candidate in (_PACKAGE / "resources", _PACKAGE.parents[1] / "resources"):
         if (candidate / "icons").is_dir():
             return candidate
     raise FileNotFoundError("StreamScope's resources folder is missing")

@@ -1,4 +1,4 @@
-"""The one clock that paints (see :mod:`streamscope.ui.pacing` for how its constants
+"""The one clock that paints (see :mod:`streamscope.ui.base.pacing` for how its constants
 interact).
 
 One single-shot ``QTimer`` for the whole window, in the spirit of qtconsole's pending-buffer
@@ -20,7 +20,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QTimer
 from PySide6.QtWidgets import QWidget
 from shiboken6 import isValid
 
-from streamscope.ui import pacing
+from streamscope.ui.base import pacing
 
 __all__ = ["Deliver", "Job", "PaintClock", "default_clock"]
 
@@ -68,7 +68,7 @@ class PaintClock(QObject):
     def wake(self, job: Job, at: float | None = None, *, widget: QWidget | None = None) -> None:
         """Run ``job`` at ``at`` (``monotonic``; now when ``None``), or earlier if it was due
         earlier. ``widget``: while the job runs tick after tick, that widget repaints at most
-        every :data:`~streamscope.ui.pacing.WORK_PAINT_MS`."""
+        every :data:`~streamscope.ui.base.pacing.WORK_PAINT_MS`."""
         key = weakref.WeakMethod(job)
         due = time.monotonic() if at is None else at
         self._jobs[key] = min(due, self._jobs.get(key, due))

@@ -3,7 +3,7 @@ chosen theme (View → Theme), both from ``window.ini``.
 
 Imported before the first paint, so it is small and loads only QtCore/QtGui classes the frame
 needs anyway: not the ``Qt`` namespace (its ~100 enums take ~25 ms to load; only a chosen
-Light/Dark theme, told to Qt, loads it here). :mod:`~streamscope.ui.theme` re-exports the
+Light/Dark theme, told to Qt, loads it here). :mod:`~streamscope.ui.base.theme` re-exports the
 theme's part; :mod:`~streamscope.ui.window_state` the geometry's.
 """
 
@@ -160,7 +160,7 @@ def apply_saved_theme() -> bool:
 
     ``system`` goes by the OS scheme the last run saw: asking the platform now would load the
     whole ``Qt`` namespace before the first paint (~25 ms, a tenth of it). The window's
-    :class:`~streamscope.ui.theme.ThemeManager` asks once the frame has painted (a scheme
+    :class:`~streamscope.ui.base.theme.ThemeManager` asks once the frame has painted (a scheme
     changed since, or a first run where the platform's palette does not match it, is put
     right then)."""
     mode = saved_mode()
