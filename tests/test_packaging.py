@@ -77,7 +77,7 @@ def test_spec_puts_resources_where_the_app_looks_for_them() -> None:
 
     resources_py = Path(resources.__file__).read_text(encoding="utf-8")
     assert '_PACKAGE / "resources"' in resources_py  # (an installed streamscope/resources)
-    assert resources._PACKAGE == Path(streamscope.__file__).resolve().parent
+    assert Path(streamscope.__file__).resolve().parent == resources._PACKAGE
     assert (ROOT / "resources/icons/streamscope.svg").is_file()
 
 

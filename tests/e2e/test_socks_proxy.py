@@ -29,7 +29,7 @@ from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import Conversation, Message
 from streamscope.core.wire.dialects import get_dialect
 from streamscope.demo.server import DemoServer
-from streamscope.ui.endpoint_probe import EndpointProbe
+from streamscope.ui.endpoint.endpoint_probe import EndpointProbe
 from support.socks5 import DOMAIN, IPV4, Socks5Proxy
 
 APP = Path(__file__).resolve().parents[2] / "app"

@@ -22,8 +22,8 @@ from streamscope.core.net.endpoint_store import EndpointSettings, EndpointStore
 from streamscope.core.net.endpoints import PRESETS, Endpoint, new_endpoint
 from streamscope.core.net.secrets import MEMORY_ONLY_MESSAGE, SERVICE, SecretStore, header_account
 from streamscope.core.wire.context import ContextPolicy
-from streamscope.ui.endpoints_dialog import EndpointsDialog
-from streamscope.ui.settings_dialog import EndpointDialog, demo_scenarios
+from streamscope.ui.endpoint.endpoints_dialog import EndpointsDialog
+from streamscope.ui.endpoint.settings_dialog import EndpointDialog, demo_scenarios
 from support.memory_keyring import MemoryKeyring, installed
 
 PLANTED = "sk-PLANTED-123"

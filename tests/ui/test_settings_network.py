@@ -18,8 +18,8 @@ from streamscope.core.net.endpoint_store import EndpointSettings, EndpointStore
 from streamscope.core.net.endpoints import DEMO_ID, PRESETS, new_endpoint
 from streamscope.core.net.secrets import SERVICE, SecretStore, proxy_account
 from streamscope.demo.server import DemoServer
-from streamscope.ui.endpoints_dialog import EndpointsDialog
-from streamscope.ui.settings_dialog import EndpointDialog
+from streamscope.ui.endpoint.endpoints_dialog import EndpointsDialog
+from streamscope.ui.endpoint.settings_dialog import EndpointDialog
 from support.http_proxy import HttpProxy
 from support.memory_keyring import MemoryKeyring, installed
 

@@ -42,8 +42,8 @@ from streamscope.core.wire.dialects import (
 from streamscope.core.wire.events import Ignored, StreamEvent, Terminal, TextDelta
 from streamscope.core.wire.sse import SSEDecoder, SSEEvent
 from streamscope.core.wire.summary import quote, summarize_events
-from streamscope.ui.demo_service import DemoService
-from streamscope.ui.settings_dialog import EndpointDialog
+from streamscope.ui.endpoint.demo_service import DemoService
+from streamscope.ui.endpoint.settings_dialog import EndpointDialog
 from support.memory_keyring import MemoryKeyring, installed
 
 # -- the toy dialect: {"toy": "say", "text": ...} frames, then {"toy": "bye"} -----------------

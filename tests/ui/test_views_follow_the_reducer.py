@@ -30,7 +30,7 @@ from streamscope.core.wire.events import StreamEvent
 from streamscope.ui.base import pacing
 from streamscope.ui.chat_controller import ChatController
 from streamscope.ui.chat_view import ChatView
-from streamscope.ui.demo_service import DemoService
+from streamscope.ui.endpoint.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
 from streamscope.ui.inspector.turn_feed import InspectorFeed
 from streamscope.ui.status_panel import StatusPanel

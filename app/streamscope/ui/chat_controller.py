@@ -46,7 +46,7 @@ from streamscope.ui.chat_cards import ChatCards
 from streamscope.ui.chat_rows import AnswerSlot, AnswersRow, UserRow
 from streamscope.ui.chat_view import ChatView
 from streamscope.ui.conversation_rows import ConversationRows, PreparedRows
-from streamscope.ui.demo_service import DemoService
+from streamscope.ui.endpoint.demo_service import DemoService
 from streamscope.ui.live_turn import LiveTurn, requested_model
 from streamscope.ui.liveness_ticker import LivenessTicker
 from streamscope.ui.status_panel import StatusPanel

@@ -2,7 +2,7 @@
 
 Endpoint bar (top) · conversations (left dock) · chat view + composer (centre) · inspector
 (right dock) · tools (dock, hidden until asked for) · status bar. The features are objects of
-their own, given what they use: the endpoint bar (:mod:`~streamscope.ui.endpoint_bar`), which
+their own, given what they use: the endpoint bar (:mod:`~streamscope.ui.endpoint.endpoint_bar`), which
 conversation is open (:mod:`~streamscope.ui.conversation_switcher`), files
 (:mod:`~streamscope.ui.file_actions`), the Stream menu (:mod:`~streamscope.ui.power_tools`);
 the layout is remembered by :mod:`~streamscope.ui.window_state`.
@@ -52,8 +52,8 @@ BUILD_MODULES = (
     "streamscope.ui.composer",
     "streamscope.ui.conversation_switcher",
     "streamscope.ui.conversations_panel",
-    "streamscope.ui.demo_service",
-    "streamscope.ui.endpoint_bar",
+    "streamscope.ui.endpoint.demo_service",
+    "streamscope.ui.endpoint.endpoint_bar",
     "streamscope.ui.file_actions",
     "streamscope.ui.inspector.inspector",
     "streamscope.ui.inspector.turn_feed",
@@ -145,8 +145,8 @@ class MainWindow(QMainWindow):
         from streamscope.ui.composer import Composer
         from streamscope.ui.conversation_switcher import ConversationSwitcher
         from streamscope.ui.conversations_panel import ConversationsPanel
-        from streamscope.ui.demo_service import DemoService
-        from streamscope.ui.endpoint_bar import EndpointBar
+        from streamscope.ui.endpoint.demo_service import DemoService
+        from streamscope.ui.endpoint.endpoint_bar import EndpointBar
         from streamscope.ui.file_actions import FileActions
         from streamscope.ui.inspector.inspector import InspectorPanel
         from streamscope.ui.inspector.turn_feed import InspectorFeed

@@ -65,7 +65,7 @@ from streamscope.ui.turn_recorder import SessionTurnsRecorder
 if TYPE_CHECKING:
     from streamscope.core.net.secrets import SecretStore
     from streamscope.ui.chat_controller import ChatController
-    from streamscope.ui.demo_service import DemoService
+    from streamscope.ui.endpoint.demo_service import DemoService
     from streamscope.ui.status_panel import StatusPanel
 
 __all__ = ["PowerTools"]

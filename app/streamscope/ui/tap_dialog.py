@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 if TYPE_CHECKING:
     from streamscope.core.net.endpoints import Endpoint
     from streamscope.core.net.options import TLSOptions
-    from streamscope.ui.demo_service import DemoService
+    from streamscope.ui.endpoint.demo_service import DemoService
     from streamscope.ui.tap_panel import TapController
 
 __all__ = ["DEMO_UPSTREAM", "TapDialog"]

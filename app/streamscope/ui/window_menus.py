@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from streamscope.ui.composer import Composer
     from streamscope.ui.conversation_switcher import ConversationSwitcher
     from streamscope.ui.conversations_panel import ConversationsPanel
-    from streamscope.ui.endpoint_bar import EndpointBar
+    from streamscope.ui.endpoint.endpoint_bar import EndpointBar
     from streamscope.ui.file_actions import FileActions
     from streamscope.ui.inspector.inspector import InspectorPanel
 

@@ -5,9 +5,9 @@
         ep = dlg.endpoint()            # never holds a key; the key went to the SecretStore
 
 Here: the dialog and its Connection tab (preset, name, URL, dialect, model). Its key fields are
-in :mod:`~streamscope.ui.endpoint_key`, the Request and Network tabs in
-:mod:`~streamscope.ui.endpoint_tabs`; "Fetch models" and "Test connection" run through
-:mod:`~streamscope.ui.endpoint_probe` without blocking the UI.
+in :mod:`~streamscope.ui.endpoint.endpoint_key`, the Request and Network tabs in
+:mod:`~streamscope.ui.endpoint.endpoint_tabs`; "Fetch models" and "Test connection" run through
+:mod:`~streamscope.ui.endpoint.endpoint_probe` without blocking the UI.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from streamscope.core.net.options import TLSOptions
 from streamscope.core.net.secrets import SecretStore
 from streamscope.core.wire.dialects import dialect_names
 from streamscope.ui.base.theme import set_text_colour
-from streamscope.ui.endpoint_key import KeyFields
-from streamscope.ui.endpoint_probe import ClientFactory, DemoBaseUrl, EndpointProbe
-from streamscope.ui.endpoint_request_tab import RequestTab
-from streamscope.ui.endpoint_tabs import BAD, NOTE, OK, NetworkTab, page_form
+from streamscope.ui.endpoint.endpoint_key import KeyFields
+from streamscope.ui.endpoint.endpoint_probe import ClientFactory, DemoBaseUrl, EndpointProbe
+from streamscope.ui.endpoint.endpoint_request_tab import RequestTab
+from streamscope.ui.endpoint.endpoint_tabs import BAD, NOTE, OK, NetworkTab, page_form
 
 __all__ = ["EndpointDialog", "demo_scenarios"]
 

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
 from streamscope.core.net.endpoint_store import EndpointSettings
 from streamscope.core.net.endpoints import PRESETS, Endpoint, is_secret_header
 from streamscope.core.net.secrets import SecretStore, header_account, proxy_account
-from streamscope.ui.endpoint_probe import ClientFactory, DemoBaseUrl
-from streamscope.ui.settings_dialog import EndpointDialog
+from streamscope.ui.endpoint.endpoint_probe import ClientFactory, DemoBaseUrl
+from streamscope.ui.endpoint.settings_dialog import EndpointDialog
 
 __all__ = ["EndpointsDialog"]
 

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.net.endpoints import Endpoint
 from streamscope.ui.base.theme import set_text_colour
-from streamscope.ui.context_policy_box import ContextPolicyBox
-from streamscope.ui.endpoint_tabs import BAD, OK, page_form
+from streamscope.ui.endpoint.context_policy_box import ContextPolicyBox
+from streamscope.ui.endpoint.endpoint_tabs import BAD, OK, page_form
 
 __all__ = ["RequestTab"]
 

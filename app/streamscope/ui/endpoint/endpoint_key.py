@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QComboBox, QFormLayout, QHBoxLayout, QLabel, QLine
 from streamscope.core.net.endpoints import Endpoint, KeySource, is_secret_header
 from streamscope.core.net.secrets import SecretStore, header_account
 from streamscope.ui.base.theme import set_text_colour
-from streamscope.ui.endpoint_tabs import OK
+from streamscope.ui.endpoint.endpoint_tabs import OK
 
 __all__ = ["KeyFields"]
 

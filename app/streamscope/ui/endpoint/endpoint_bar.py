@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from streamscope.core.net.options import TLSOptions
     from streamscope.core.net.secrets import SecretStore
-    from streamscope.ui.demo_service import DemoService
+    from streamscope.ui.endpoint.demo_service import DemoService
 
 __all__ = ["EndpointBar"]
 
@@ -136,7 +136,7 @@ class EndpointBar(QToolBar):
 
     def edit_endpoint(self) -> None:
         """The endpoint dialog for the current endpoint."""
-        from streamscope.ui.settings_dialog import EndpointDialog
+        from streamscope.ui.endpoint.settings_dialog import EndpointDialog
 
         dialog = EndpointDialog(
             self.current_endpoint(),
@@ -149,7 +149,7 @@ class EndpointBar(QToolBar):
 
     def manage_endpoints(self) -> None:
         """The endpoint list dialog."""
-        from streamscope.ui.endpoints_dialog import EndpointsDialog
+        from streamscope.ui.endpoint.endpoints_dialog import EndpointsDialog
 
         dialog = EndpointsDialog(
             self.endpoints,
