@@ -42,7 +42,7 @@ from bench_gui import Row, StallProbe, _isolate, check, info, print_table  # noq
 from streamscope.core.store.database import Store  # noqa: E402
 from streamscope.core.store.search import SearchWorker  # noqa: E402
 from streamscope.core.store.search_index import SearchIndexer, index_progress  # noqa: E402
-from streamscope.ui.conversations_panel import ConversationsPanel  # noqa: E402
+from streamscope.ui.chat.conversations_panel import ConversationsPanel  # noqa: E402
 from support.big_profile import cached_profile  # noqa: E402
 
 QUERIES = {

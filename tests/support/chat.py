@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from streamscope.ui.answer_card import AssistantCard
-    from streamscope.ui.card_column import CardColumn
-    from streamscope.ui.chat_controller import ChatController
+    from streamscope.ui.chat.answer_card import AssistantCard
+    from streamscope.ui.chat.card_column import CardColumn
+    from streamscope.ui.chat.chat_controller import ChatController
 
 
 def answer_cards(controller: ChatController) -> list[AssistantCard]:

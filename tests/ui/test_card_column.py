@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
-from streamscope.ui import card_column
-from streamscope.ui.chat_rows import ChatRow, UserRow
-from streamscope.ui.chat_view import ChatView, UserCard
+from streamscope.ui.chat import card_column
+from streamscope.ui.chat.chat_rows import ChatRow, UserRow
+from streamscope.ui.chat.chat_view import ChatView, UserCard
 from support.chat import settled
 
 ROWS = 500

@@ -16,8 +16,8 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.core.turn.model import Timings, ToolCallState, Turn, TurnDelta
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.chat_view import AssistantCard, ChatView
-from streamscope.ui.text_pane import TextPane
+from streamscope.ui.chat.chat_view import AssistantCard, ChatView
+from streamscope.ui.chat.text_pane import TextPane
 
 MARKDOWN = """## Weather
 

@@ -12,8 +12,8 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from streamscope.ui.chat_view import ChatView, NoticeCard
-from streamscope.ui.text_pane import TextPane
+from streamscope.ui.chat.chat_view import ChatView, NoticeCard
+from streamscope.ui.chat.text_pane import TextPane
 
 LONG_LINE = "    return some_function_with_a_long_name(argument_one, argument_two, argument_three)"
 SOURCE = (

@@ -17,9 +17,9 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.core.store.database import Store
 from streamscope.core.store.search_index import IndexProgress, index_progress
-from streamscope.ui import conversations_model, conversations_panel
-from streamscope.ui.conversations_model import PAGE, ConversationListModel
-from streamscope.ui.conversations_panel import ConversationsPanel
+from streamscope.ui.chat import conversations_model, conversations_panel
+from streamscope.ui.chat.conversations_model import PAGE, ConversationListModel
+from streamscope.ui.chat.conversations_panel import ConversationsPanel
 from support.search_corpus import CORPUS, build_v4, drain, oracle
 
 

@@ -149,8 +149,8 @@ def test_a_display_behind_the_stream_says_so_and_a_real_stall_is_still_no_data(
 
 def test_a_lag_alone_is_said_in_amber_words_without_a_silence_or_its_bar(qtbot: QtBot) -> None:
     from streamscope.core.turn.liveness import Liveness, Quiet, Silence
+    from streamscope.ui.chat.status_panel import StatusPanel
     from streamscope.ui.inspector.silence_bar import SilenceBar
-    from streamscope.ui.status_panel import StatusPanel
 
     lagging = Liveness(now=10.0, elapsed=10.0, rate=900.0, threshold=2.0, silence=None, behind=3.4)
     bar = SilenceBar()

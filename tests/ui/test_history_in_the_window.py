@@ -21,9 +21,9 @@ from streamscope.core.store.database import Store
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import SKIPPED_RESULT
-from streamscope.ui.answer_card import AssistantCard
+from streamscope.ui.chat.answer_card import AssistantCard
+from streamscope.ui.chat.message_card import UserCard
 from streamscope.ui.main_window import MainWindow
-from streamscope.ui.message_card import UserCard
 from support.chat import answer_cards, settled
 
 

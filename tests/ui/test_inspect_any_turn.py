@@ -28,7 +28,7 @@ from streamscope.core.capture.format import (
 from streamscope.core.store.database import Store
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.answer_card import AssistantCard
+from streamscope.ui.chat.answer_card import AssistantCard
 from streamscope.ui.inspector.turn_feed import NO_CAPTURE, capture_gone
 from streamscope.ui.main_window import MainWindow
 from support.chat import answer_cards
@@ -429,7 +429,7 @@ def test_a_100k_frame_turn_loads_with_the_event_loop_ticking(
 
 
 def welcome_text(window: MainWindow) -> str:
-    from streamscope.ui.message_card import NoticeCard
+    from streamscope.ui.chat.message_card import NoticeCard
 
     notices = [c for c in window.chat.cards() if isinstance(c, NoticeCard)]
     assert len(notices) == 1
@@ -549,8 +549,8 @@ def test_the_model_chosen_is_remembered_per_endpoint(
 
 
 def test_the_header_elides_the_title_first_and_never_widens_the_inspector(qtbot: QtBot) -> None:
+    from streamscope.ui.chat.turn_ref import TurnRef
     from streamscope.ui.inspector.inspector import InspectorPanel
-    from streamscope.ui.turn_ref import TurnRef
 
     inspector = InspectorPanel()
     dock = inspector.container()
@@ -589,7 +589,7 @@ def test_the_header_elides_the_title_first_and_never_widens_the_inspector(qtbot:
 def test_without_a_profile_the_latest_captures_are_kept_in_memory(
     qtbot: QtBot, aloop: qasync.QEventLoop, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from streamscope.ui import chat_controller
+    from streamscope.ui.chat import chat_controller
 
     monkeypatch.setattr(chat_controller, "MEMORY_CAPTURES", 2)
     window = MainWindow(demo_speed=25)  # no store, no capture folder

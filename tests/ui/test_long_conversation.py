@@ -21,13 +21,13 @@ from streamscope.core.capture.files import CaptureStore
 from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse, ReadLog
 from streamscope.core.store.database import Store
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui import card_column
-from streamscope.ui.answer_card import AssistantCard
 from streamscope.ui.base.theme import TEXT
-from streamscope.ui.chat_rows import AnswerSlot
-from streamscope.ui.chat_view import ChatView
+from streamscope.ui.chat import card_column
+from streamscope.ui.chat.answer_card import AssistantCard
+from streamscope.ui.chat.chat_rows import AnswerSlot
+from streamscope.ui.chat.chat_view import ChatView
+from streamscope.ui.chat.message_card import NoticeCard, UserCard
 from streamscope.ui.main_window import MainWindow
-from streamscope.ui.message_card import NoticeCard, UserCard
 from support.big_profile import LONG_MESSAGES, ProfileFacts, cached_profile
 from support.chat import settled
 

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtGui import QColor, QPalette, QTextCursor, QTextDocument, QTextTable
 from PySide6.QtWidgets import QApplication
 
-from streamscope.ui.markdown import CodeBlock, MarkdownWriter, Prose, split_markdown
+from streamscope.ui.chat.markdown import CodeBlock, MarkdownWriter, Prose, split_markdown
 
 SAMPLE = """# Title
 
@@ -170,7 +170,7 @@ def test_code_colours_follow_a_dark_palette(qapp: QApplication) -> None:
 
 
 def test_pygments_is_loaded_on_first_use_not_at_import() -> None:
-    code = "import sys\nimport streamscope.ui.chat_view\nprint('pygments' in sys.modules)\n"
+    code = "import sys\nimport streamscope.ui.chat.chat_view\nprint('pygments' in sys.modules)\n"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"

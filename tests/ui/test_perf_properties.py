@@ -19,11 +19,17 @@ from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse
 from streamscope.core.net.client import StreamClient
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.chat_view import ChatView
+from streamscope.ui.chat.chat_view import ChatView
+from streamscope.ui.chat.markdown import (
+    PLAIN_STEP,
+    TOKENS_PER_STEP,
+    CodeBlock,
+    MarkdownWriter,
+    Prose,
+)
+from streamscope.ui.chat.text_pane import LINE_PIECE, PlainAppender
+from streamscope.ui.chat.turn_runner import ProgressBatch, TurnRunner
 from streamscope.ui.inspector import InspectorPanel
-from streamscope.ui.markdown import PLAIN_STEP, TOKENS_PER_STEP, CodeBlock, MarkdownWriter, Prose
-from streamscope.ui.text_pane import LINE_PIECE, PlainAppender
-from streamscope.ui.turn_runner import ProgressBatch, TurnRunner
 
 
 def frame(text: str) -> bytes:
@@ -125,7 +131,7 @@ def test_a_replayed_capture_is_held_once_not_copied_by_the_views(
     from dataclasses import replace
 
     from streamscope.core.capture.format import CaptureRequest
-    from streamscope.ui.turn_recorder import SessionTurnsRecorder
+    from streamscope.ui.chat.turn_recorder import SessionTurnsRecorder
 
     request = CaptureRequest("POST", "http://127.0.0.1:1/v1/chat/completions", (), b"{}")
     capture = replace(capture_of([f"w{i} " for i in range(20_000)]), request=request)

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from streamscope.ui.row_estimate import Metrics, TextShape, text_shape
-from streamscope.ui.row_heights import RowHeights
+from streamscope.ui.chat.row_estimate import Metrics, TextShape, text_shape
+from streamscope.ui.chat.row_heights import RowHeights
 
 
 @pytest.mark.parametrize("seed", range(20))

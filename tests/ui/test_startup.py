@@ -95,7 +95,7 @@ def test_the_frame_paints_before_the_network_stack_database_and_panels_load() ->
         "asyncio",
         "qasync",
         "sqlite3",
-        "streamscope.ui.chat_controller",
+        "streamscope.ui.chat.chat_controller",
     } <= (loaded_ready)
     # (the single-instance socket listens once the panels have painted)
     assert "PySide6.QtNetwork" in seen["later"]["modules"]  # type: ignore[operator]
@@ -160,7 +160,7 @@ def test_the_panels_are_built_in_steps_from_modules_loaded_while_the_frame_shows
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen["later"] == []
-    assert {"asyncio", "qasync", "streamscope.ui.chat_controller", "sqlite3"} <= set(
+    assert {"asyncio", "qasync", "streamscope.ui.chat.chat_controller", "sqlite3"} <= set(
         seen["preloaded"]
     )
     assert seen["steps"] == 4 and seen["built"] and seen["updates"]

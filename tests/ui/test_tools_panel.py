@@ -15,7 +15,7 @@ from streamscope.core.wire.tools import (
     parse_tool_definitions,
     tools_to_json,
 )
-from streamscope.ui.tools_panel import ToolsPanel
+from streamscope.ui.chat.tools_panel import ToolsPanel
 
 # --- core: parse_tool_definitions ---------------------------------------------------------
 

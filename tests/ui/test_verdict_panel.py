@@ -13,12 +13,12 @@ from pytestqt.qtbot import QtBot
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.dialects.base import RequestSpec
-from streamscope.ui.answer_card import AssistantCard
+from streamscope.ui.chat.answer_card import AssistantCard
+from streamscope.ui.chat.status_panel import StatusPanel
+from streamscope.ui.chat.turn_runner import TurnStart
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.inspector import TAB_FRAMES, TAB_VERDICT
 from streamscope.ui.inspector.verdict_panel import COL_FRAME, COL_MESSAGE, COL_RULE
-from streamscope.ui.status_panel import StatusPanel
-from streamscope.ui.turn_runner import TurnStart
 from support.batches import pipeline_batches
 from support.verdict_streams import DONE, body, frame_bytes, oa, openai_text
 

@@ -28,12 +28,12 @@ from streamscope.core.turn.pipeline import StreamPipeline
 from streamscope.core.turn.progress import Progress
 from streamscope.core.wire.events import StreamEvent
 from streamscope.ui.base import pacing
-from streamscope.ui.chat_controller import ChatController
-from streamscope.ui.chat_view import ChatView
+from streamscope.ui.chat.chat_controller import ChatController
+from streamscope.ui.chat.chat_view import ChatView
+from streamscope.ui.chat.status_panel import StatusPanel
 from streamscope.ui.endpoint.demo_service import DemoService
 from streamscope.ui.inspector.inspector import InspectorPanel
 from streamscope.ui.inspector.turn_feed import InspectorFeed
-from streamscope.ui.status_panel import StatusPanel
 
 FIXTURES = Path(__file__).parents[1] / "core" / "fixtures"
 CASES = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in {".sse", ".ndjson"})

@@ -23,10 +23,10 @@ from streamscope.core.net.secrets import SecretStore
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.turn.progress import FLAG_BODY, FLAG_DETACHED, FLAG_OVERSIZED, FrameKind
+from streamscope.ui.chat.warnings_box import WarningsBox
 from streamscope.ui.endpoint.settings_dialog import EndpointDialog
 from streamscope.ui.inspector.inspector import TAB_FRAMES, TAB_REQUEST
 from streamscope.ui.main_window import MainWindow
-from streamscope.ui.warnings_box import WarningsBox
 from support.memory_keyring import MemoryKeyring, installed
 from support.rawhttp import RawServer, chunk, head
 

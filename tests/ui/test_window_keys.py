@@ -19,7 +19,7 @@ from streamscope.core.capture.files import CaptureStore
 from streamscope.core.store.database import Store
 from streamscope.ui import log_folder
 from streamscope.ui.base.shortcuts import SHORTCUTS, ShortcutsDialog, shortcut
-from streamscope.ui.conversations_panel import BUSY_NOTE
+from streamscope.ui.chat.conversations_panel import BUSY_NOTE
 from streamscope.ui.main_window import MainWindow
 
 

@@ -52,7 +52,7 @@ from streamscope.core.capture.format import Capture, CaptureError, read_capture
 from streamscope.core.capture.frames_export import FrameRecord
 from streamscope.ui.base.code_highlight import is_dark
 from streamscope.ui.base.theme import TEXT, colour
-from streamscope.ui.turn_recorder import SessionTurn
+from streamscope.ui.chat.turn_recorder import SessionTurn
 
 __all__ = ["CompareDialog", "comparison_html", "word_diff_html"]
 

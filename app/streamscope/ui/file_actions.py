@@ -20,8 +20,8 @@ from streamscope.core.capture.format import Capture, CaptureError, read_capture,
 if TYPE_CHECKING:
     from streamscope.core.capture.har import HarImport
     from streamscope.core.store.database import Store
-    from streamscope.ui.chat_controller import ChatController
-    from streamscope.ui.status_panel import StatusPanel
+    from streamscope.ui.chat.chat_controller import ChatController
+    from streamscope.ui.chat.status_panel import StatusPanel
 
 __all__ = ["FileActions"]
 

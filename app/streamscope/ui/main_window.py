@@ -3,7 +3,7 @@
 Endpoint bar (top) · conversations (left dock) · chat view + composer (centre) · inspector
 (right dock) · tools (dock, hidden until asked for) · status bar. The features are objects of
 their own, given what they use: the endpoint bar (:mod:`~streamscope.ui.endpoint.endpoint_bar`), which
-conversation is open (:mod:`~streamscope.ui.conversation_switcher`), files
+conversation is open (:mod:`~streamscope.ui.chat.conversation_switcher`), files
 (:mod:`~streamscope.ui.file_actions`), the Stream menu (:mod:`~streamscope.ui.power_tools`);
 the layout is remembered by :mod:`~streamscope.ui.window_state`.
 """
@@ -47,20 +47,20 @@ BUILD_MODULES = (
     "asyncio",
     "qasync",
     "streamscope.ui.window_state",
-    "streamscope.ui.chat_controller",
-    "streamscope.ui.chat_view",
-    "streamscope.ui.composer",
-    "streamscope.ui.conversation_switcher",
-    "streamscope.ui.conversations_panel",
+    "streamscope.ui.chat.chat_controller",
+    "streamscope.ui.chat.chat_view",
+    "streamscope.ui.chat.composer",
+    "streamscope.ui.chat.conversation_switcher",
+    "streamscope.ui.chat.conversations_panel",
     "streamscope.ui.endpoint.demo_service",
     "streamscope.ui.endpoint.endpoint_bar",
     "streamscope.ui.file_actions",
     "streamscope.ui.inspector.inspector",
     "streamscope.ui.inspector.turn_feed",
     "streamscope.ui.window_menus",
-    "streamscope.ui.status_panel",
+    "streamscope.ui.chat.status_panel",
     "streamscope.ui.base.theme",
-    "streamscope.ui.tools_panel",
+    "streamscope.ui.chat.tools_panel",
     "streamscope.ui.base.focus_ring",
     "streamscope.ui.base.shortcuts",
     "streamscope.core.net.worker",
@@ -140,18 +140,18 @@ class MainWindow(QMainWindow):
 
         from streamscope.ui import window_state
         from streamscope.ui.base.theme import ThemeManager, set_text_colour
-        from streamscope.ui.chat_controller import ChatController
-        from streamscope.ui.chat_view import ChatView
-        from streamscope.ui.composer import Composer
-        from streamscope.ui.conversation_switcher import ConversationSwitcher
-        from streamscope.ui.conversations_panel import ConversationsPanel
+        from streamscope.ui.chat.chat_controller import ChatController
+        from streamscope.ui.chat.chat_view import ChatView
+        from streamscope.ui.chat.composer import Composer
+        from streamscope.ui.chat.conversation_switcher import ConversationSwitcher
+        from streamscope.ui.chat.conversations_panel import ConversationsPanel
+        from streamscope.ui.chat.status_panel import StatusPanel
+        from streamscope.ui.chat.tools_panel import ToolsPanel
         from streamscope.ui.endpoint.demo_service import DemoService
         from streamscope.ui.endpoint.endpoint_bar import EndpointBar
         from streamscope.ui.file_actions import FileActions
         from streamscope.ui.inspector.inspector import InspectorPanel
         from streamscope.ui.inspector.turn_feed import InspectorFeed
-        from streamscope.ui.status_panel import StatusPanel
-        from streamscope.ui.tools_panel import ToolsPanel
 
         assert not self.built, "MainWindow.build() runs once"
         self.theme = ThemeManager(self)  # the saved theme, before the panels are built

@@ -55,18 +55,18 @@ from streamscope.core.net.raw_request import (
 )
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.ui.base import shortcuts
+from streamscope.ui.chat.turn_recorder import SessionTurnsRecorder
 from streamscope.ui.compare_view import CompareDialog
 from streamscope.ui.curl_import import CurlImportDialog, CurlPasteFilter
 from streamscope.ui.frames_find import FramesFindBar
 from streamscope.ui.inspector.inspector import TAB_FRAMES, InspectorPanel
 from streamscope.ui.request_editor import EditResendDialog
-from streamscope.ui.turn_recorder import SessionTurnsRecorder
 
 if TYPE_CHECKING:
     from streamscope.core.net.secrets import SecretStore
-    from streamscope.ui.chat_controller import ChatController
+    from streamscope.ui.chat.chat_controller import ChatController
+    from streamscope.ui.chat.status_panel import StatusPanel
     from streamscope.ui.endpoint.demo_service import DemoService
-    from streamscope.ui.status_panel import StatusPanel
 
 __all__ = ["PowerTools"]
 

@@ -43,11 +43,11 @@ from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import Outcome, format_bytes
 from streamscope.core.turn.progress import Progress, ProgressEncoder
 from streamscope.ui.base.paint_clock import default_clock
-from streamscope.ui.message_card import outcome_colour
-from streamscope.ui.status_panel import GLYPHS
+from streamscope.ui.chat.message_card import outcome_colour
+from streamscope.ui.chat.status_panel import GLYPHS
+from streamscope.ui.chat.turn_ref import TurnRef
+from streamscope.ui.chat.turn_runner import TurnStart
 from streamscope.ui.tap_liveness import TapLiveness
-from streamscope.ui.turn_ref import TurnRef
-from streamscope.ui.turn_runner import TurnStart
 
 if TYPE_CHECKING:
     from streamscope.core.tap.proxy import ExchangeResult, TapExchange

@@ -17,11 +17,11 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QDockWidget
 
     from streamscope.ui.base.theme import ThemeManager
-    from streamscope.ui.chat_controller import ChatController
-    from streamscope.ui.chat_view import ChatView
-    from streamscope.ui.composer import Composer
-    from streamscope.ui.conversation_switcher import ConversationSwitcher
-    from streamscope.ui.conversations_panel import ConversationsPanel
+    from streamscope.ui.chat.chat_controller import ChatController
+    from streamscope.ui.chat.chat_view import ChatView
+    from streamscope.ui.chat.composer import Composer
+    from streamscope.ui.chat.conversation_switcher import ConversationSwitcher
+    from streamscope.ui.chat.conversations_panel import ConversationsPanel
     from streamscope.ui.endpoint.endpoint_bar import EndpointBar
     from streamscope.ui.file_actions import FileActions
     from streamscope.ui.inspector.inspector import InspectorPanel

@@ -2,7 +2,7 @@
 
 How they interact. A live turn is parsed in the stream worker, which sends a batch every
 few milliseconds (``core/net/worker.py``: transport batching stays there). In the window,
-the :class:`~streamscope.ui.turn_runner.TurnRunner` seals what arrives into batches of at
+the :class:`~streamscope.ui.chat.turn_runner.TurnRunner` seals what arrives into batches of at
 most :data:`MAX_BATCH_FRAMES` frames. Nothing else has a timer: the one
 :class:`~streamscope.ui.base.paint_clock.PaintClock` ticks, and each tick
 

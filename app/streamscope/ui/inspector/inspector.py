@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
+from streamscope.ui.chat.turn_runner import ProgressBatch, TurnStart
 from streamscope.ui.inspector.frames_model import FramesModel
 from streamscope.ui.inspector.frames_panel import FramesPanel
 from streamscope.ui.inspector.request_panel import RequestPanel
@@ -33,7 +34,6 @@ from streamscope.ui.inspector.timeline_panel import TimelinePanel
 from streamscope.ui.inspector.toolcalls_panel import ToolCallsPanel
 from streamscope.ui.inspector.turn_header import TurnHeader
 from streamscope.ui.inspector.verdict_panel import VerdictPanel
-from streamscope.ui.turn_runner import ProgressBatch, TurnStart
 
 __all__ = ["InspectorPanel", "ParkedTurn"]
 

@@ -8,7 +8,7 @@
 - **Any other turn** (an older answer clicked, the last answer of a conversation just
   opened, the alternative the pager shows): :meth:`InspectorFeed.show` reads its capture off
   the UI thread, then replays it instantly through the same pipeline, in a
-  :class:`~streamscope.ui.turn_runner.TurnRunner` of its own, whose batches feed the same
+  :class:`~streamscope.ui.chat.turn_runner.TurnRunner` of its own, whose batches feed the same
   tabs the same way. There is no second renderer: a turn looks the same live and later.
 
 Clicking an older answer while a turn streams shows the older turn at once; the live turn
@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from streamscope.core.turn.model import Turn
+from streamscope.ui.chat.turn_ref import TurnRef
+from streamscope.ui.chat.turn_runner import ProgressBatch, TurnRunner, TurnStart
 from streamscope.ui.inspector.inspector import InspectorPanel, ParkedTurn
-from streamscope.ui.turn_ref import TurnRef
-from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
 
 if TYPE_CHECKING:
     from collections.abc import Callable

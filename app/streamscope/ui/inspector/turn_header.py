@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVB
 
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.base.theme import set_text_colour
-from streamscope.ui.message_card import outcome_badge, outcome_colour_name
-from streamscope.ui.turn_ref import TurnRef
+from streamscope.ui.chat.message_card import outcome_badge, outcome_colour_name
+from streamscope.ui.chat.turn_ref import TurnRef
 
 __all__ = ["TurnHeader", "TurnRef", "describe_turn", "turn_clock"]
 # (TurnRef is the chat's: the inspector shows the turns a TurnRef names)

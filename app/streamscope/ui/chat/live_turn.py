@@ -2,7 +2,7 @@
 
 While an answer streams (or a capture is replayed) its card is the only copy of what
 arrived so far on screen: the chat view keeps it built wherever the user scrolls (its
-:class:`~streamscope.ui.chat_rows.AnswerSlot` is *live*, so pinned), the reducer's deltas are
+:class:`~streamscope.ui.chat.chat_rows.AnswerSlot` is *live*, so pinned), the reducer's deltas are
 appended to it, and the view follows the end only if the user was at the bottom. When the
 turn ends its slot takes the finished Turn (a card built again later shows it), its outcome,
 its tool calls still waiting for results, the Verdict tab's line and whether the saved copy
@@ -23,14 +23,14 @@ if TYPE_CHECKING:
     from streamscope.core.store.session import ChatSession
     from streamscope.core.turn.liveness import Liveness
     from streamscope.core.turn.model import Turn
-    from streamscope.ui.answer_card import AssistantCard
-    from streamscope.ui.chat_rows import AnswerSlot
-    from streamscope.ui.chat_view import ChatView
-    from streamscope.ui.liveness_ticker import LivenessTicker
-    from streamscope.ui.status_panel import StatusPanel
-    from streamscope.ui.turn_ref import TurnRef
-    from streamscope.ui.turn_runner import ProgressBatch, TurnRunner, TurnStart
-    from streamscope.ui.turn_viewer import TurnViewer
+    from streamscope.ui.chat.answer_card import AssistantCard
+    from streamscope.ui.chat.chat_rows import AnswerSlot
+    from streamscope.ui.chat.chat_view import ChatView
+    from streamscope.ui.chat.liveness_ticker import LivenessTicker
+    from streamscope.ui.chat.status_panel import StatusPanel
+    from streamscope.ui.chat.turn_ref import TurnRef
+    from streamscope.ui.chat.turn_runner import ProgressBatch, TurnRunner, TurnStart
+    from streamscope.ui.chat.turn_viewer import TurnViewer
 
 __all__ = ["LiveTurn", "requested_model"]
 
@@ -50,7 +50,7 @@ def requested_model(capture: Capture) -> str:
 
 
 class LiveTurn:
-    """The runner's signal handlers of :class:`~streamscope.ui.chat_controller.ChatController`
+    """The runner's signal handlers of :class:`~streamscope.ui.chat.chat_controller.ChatController`
     (a part of it: the attributes below are the controller's)."""
 
     chat: ChatView

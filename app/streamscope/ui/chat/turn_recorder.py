@@ -1,7 +1,7 @@
 """Every finished turn of the session, with its capture (for Compare, Copy as curl, Edit and
 resend).
 
-:class:`SessionTurnsRecorder` listens to a :class:`~streamscope.ui.turn_runner.TurnRunner`:
+:class:`SessionTurnsRecorder` listens to a :class:`~streamscope.ui.chat.turn_runner.TurnRunner`:
 ``turnStarted`` gives what was sent, ``turnRecorded`` the turn's capture (written by the one
 capture recorder, or the capture replayed) — nothing is recorded twice — and the runner the
 turn as saved (its secrets masked). The last :data:`MAX_TURNS` turns are kept.
@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 
 from streamscope.core.capture.format import Capture
 from streamscope.core.turn.model import Turn
-from streamscope.ui.turn_runner import TurnRunner, TurnStart
+from streamscope.ui.chat.turn_runner import TurnRunner, TurnStart
 
 __all__ = ["MAX_TURNS", "SessionTurn", "SessionTurnsRecorder"]
 

@@ -2,7 +2,7 @@
 
 Backed by the :class:`~streamscope.core.store.database.Store` when there is one; without a store
 (tests, a read-only profile) it lists the current in-memory conversation only. The rows are a
-:class:`~streamscope.ui.conversations_model.ConversationListModel`: a page at a time while
+:class:`~streamscope.ui.chat.conversations_model.ConversationListModel`: a page at a time while
 browsing (every conversation is reachable by scrolling), a search's results as they come
 while searching (typing waits :data:`SEARCH_DEBOUNCE_MS`, then the search runs in its own
 thread; a newer one replaces it). Results are newest first, like the list, not by relevance:
@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from streamscope.core.store.database import Store
 from streamscope.core.store.search_index import IndexProgress, SearchIndexer
-from streamscope.ui.conversations_model import ConversationListModel
+from streamscope.ui.chat.conversations_model import ConversationListModel
 
 UNDO_SECONDS = 15
 

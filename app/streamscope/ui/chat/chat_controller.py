@@ -11,15 +11,15 @@ stay, one ◀ ▶ away on the message — and cancelling changes nothing. Tool c
 unanswered when the conversation goes on are said so on their card (the request answers them
 "not run": see :func:`~streamscope.core.wire.conversation.settle_tool_calls`).
 
-The chat shows the conversation's rows (:mod:`streamscope.ui.conversation_rows`) and builds
+The chat shows the conversation's rows (:mod:`streamscope.ui.chat.conversation_rows`) and builds
 cards only near its viewport: everything a card shows — which alternative, the results its
 tool calls got, its turn in the inspector, its verdict — is kept in its row, whether or not
-the card exists (:class:`~streamscope.ui.chat_cards.ChatCards` builds and syncs them).
+the card exists (:class:`~streamscope.ui.chat.chat_cards.ChatCards` builds and syncs them).
 Each answer knows its turn (:attr:`AnswerSlot.ref`); clicking its card, paging to it or
 opening its conversation shows that turn in the inspector through the
-:class:`~streamscope.ui.turn_viewer.TurnViewer` the window gives it (the inspector's feed),
+:class:`~streamscope.ui.chat.turn_viewer.TurnViewer` the window gives it (the inspector's feed),
 which the live turn feeds too.
-The runner's signals are handled in :mod:`streamscope.ui.live_turn`.
+The runner's signals are handled in :mod:`streamscope.ui.chat.live_turn`.
 """
 
 from __future__ import annotations
@@ -40,18 +40,18 @@ from streamscope.core.store.session import ChatSession
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import ToolDefinition
-from streamscope.ui.answer_card import AssistantCard
-from streamscope.ui.chat_answers import ChatAnswers
-from streamscope.ui.chat_cards import ChatCards
-from streamscope.ui.chat_rows import AnswerSlot, AnswersRow, UserRow
-from streamscope.ui.chat_view import ChatView
-from streamscope.ui.conversation_rows import ConversationRows, PreparedRows
+from streamscope.ui.chat.answer_card import AssistantCard
+from streamscope.ui.chat.chat_answers import ChatAnswers
+from streamscope.ui.chat.chat_cards import ChatCards
+from streamscope.ui.chat.chat_rows import AnswerSlot, AnswersRow, UserRow
+from streamscope.ui.chat.chat_view import ChatView
+from streamscope.ui.chat.conversation_rows import ConversationRows, PreparedRows
+from streamscope.ui.chat.live_turn import LiveTurn, requested_model
+from streamscope.ui.chat.liveness_ticker import LivenessTicker
+from streamscope.ui.chat.status_panel import StatusPanel
+from streamscope.ui.chat.turn_runner import TurnRunner
+from streamscope.ui.chat.turn_viewer import TurnViewer
 from streamscope.ui.endpoint.demo_service import DemoService
-from streamscope.ui.live_turn import LiveTurn, requested_model
-from streamscope.ui.liveness_ticker import LivenessTicker
-from streamscope.ui.status_panel import StatusPanel
-from streamscope.ui.turn_runner import TurnRunner
-from streamscope.ui.turn_viewer import TurnViewer
 
 if TYPE_CHECKING:
     from streamscope.core.capture.files import CaptureStore

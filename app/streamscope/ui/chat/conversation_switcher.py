@@ -27,12 +27,12 @@ from streamscope.core.store.session import ChatSession
 if TYPE_CHECKING:
     from streamscope.core.net.endpoints import Endpoint
     from streamscope.core.store.database import Store
-    from streamscope.ui.chat_controller import ChatController
-    from streamscope.ui.chat_view import ChatView
-    from streamscope.ui.conversation_rows import PreparedRows
-    from streamscope.ui.conversations_panel import ConversationsPanel
-    from streamscope.ui.message_card import NoticeCard
-    from streamscope.ui.tools_panel import ToolsPanel
+    from streamscope.ui.chat.chat_controller import ChatController
+    from streamscope.ui.chat.chat_view import ChatView
+    from streamscope.ui.chat.conversation_rows import PreparedRows
+    from streamscope.ui.chat.conversations_panel import ConversationsPanel
+    from streamscope.ui.chat.message_card import NoticeCard
+    from streamscope.ui.chat.tools_panel import ToolsPanel
 
 __all__ = ["OPEN_AT_ONCE", "WELCOME", "ConversationSwitcher", "welcome"]
 

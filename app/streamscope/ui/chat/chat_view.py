@@ -1,10 +1,10 @@
-"""The chat: the column of message cards (:class:`~streamscope.ui.card_column.CardColumn`:
+"""The chat: the column of message cards (:class:`~streamscope.ui.chat.card_column.CardColumn`:
 cards are built only near the viewport) that follows new text only when the user is already
 at the bottom (scrolling up to read stops the following; scrolling back down, or sending a
 message, resumes it).
 
 The window's cards come from the chat controller's factory
-(:class:`~streamscope.ui.chat_cards.ChatCards`); a bare view builds user messages and notices
+(:class:`~streamscope.ui.chat.chat_cards.ChatCards`); a bare view builds user messages and notices
 (:class:`BasicCards`), and takes cards its caller builds (:meth:`ChatView.add_user_message`,
 :meth:`~ChatView.begin_assistant_message`, :meth:`~ChatView.add_notice`: kept for the
 view's life).
@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QWidget
 
-from streamscope.ui.answer_card import AssistantCard
 from streamscope.ui.base.code_highlight import warm_up_highlighting
-from streamscope.ui.card_column import CardColumn, CardFactory
-from streamscope.ui.chat_rows import CardKey, ChatRow, NoticeRow, UserRow, WidgetRow
-from streamscope.ui.message_card import NoticeCard, UserCard
+from streamscope.ui.chat.answer_card import AssistantCard
+from streamscope.ui.chat.card_column import CardColumn, CardFactory
+from streamscope.ui.chat.chat_rows import CardKey, ChatRow, NoticeRow, UserRow, WidgetRow
+from streamscope.ui.chat.message_card import NoticeCard, UserCard
 
 __all__ = [
     "BOTTOM_SLACK",

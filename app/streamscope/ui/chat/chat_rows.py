@@ -1,6 +1,6 @@
 """The chat's rows as data: what each card shows, kept whether or not the card is built.
 
-The chat view (:mod:`streamscope.ui.chat_view`) holds every row of the conversation and
+The chat view (:mod:`streamscope.ui.chat.chat_view`) holds every row of the conversation and
 builds cards only for the rows near the viewport; a card built later (or again, after it was
 released) shows its row's current state. A row is a user message (:class:`UserRow`, with its
 versions), an answers step (:class:`AnswersRow`: every alternative answer to one message, an
@@ -18,14 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from streamscope.ui.row_estimate import Metrics, TextShape, text_shape
+from streamscope.ui.chat.row_estimate import Metrics, TextShape, text_shape
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from streamscope.core.turn.model import Turn
     from streamscope.core.wire.conversation import Message
-    from streamscope.ui.turn_ref import TurnRef
+    from streamscope.ui.chat.turn_ref import TurnRef
 
 __all__ = ["AnswerSlot", "AnswersRow", "CardKey", "ChatRow", "NoticeRow", "UserRow", "WidgetRow"]
 

@@ -1,8 +1,8 @@
 """The answers of the chat controller: each answer's row and card, paging among them,
 their turns in the inspector, and drawing the rows of a conversation.
 
-Every answer is an :class:`~streamscope.ui.chat_rows.AnswerSlot` in the controller's
-:class:`~streamscope.ui.conversation_rows.ConversationRows`, whether or not its card is built
+Every answer is an :class:`~streamscope.ui.chat.chat_rows.AnswerSlot` in the controller's
+:class:`~streamscope.ui.chat.conversation_rows.ConversationRows`, whether or not its card is built
 (the chat builds cards near its viewport): its turn (:class:`TurnRef`, what the inspector
 opens: kept when it changes, e.g. its capture written), which of its step's answers it is,
 the results its tool calls got. A card built later shows the slot's state, selected when its
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 from streamscope.core.store.history import ToolResult
 from streamscope.core.wire.conversation import Message
-from streamscope.ui.answer_card import AssistantCard
-from streamscope.ui.chat_rows import AnswerSlot, UserRow
-from streamscope.ui.conversation_rows import ConversationRows, PreparedRows
-from streamscope.ui.turn_ref import TurnRef
+from streamscope.ui.chat.answer_card import AssistantCard
+from streamscope.ui.chat.chat_rows import AnswerSlot, UserRow
+from streamscope.ui.chat.conversation_rows import ConversationRows, PreparedRows
+from streamscope.ui.chat.turn_ref import TurnRef
 
 if TYPE_CHECKING:
     import itertools
@@ -31,15 +31,15 @@ if TYPE_CHECKING:
     from streamscope.core.store.history import ChatHistory
     from streamscope.core.store.session import ChatSession
     from streamscope.core.turn.model import Turn
-    from streamscope.ui.chat_view import ChatView
-    from streamscope.ui.status_panel import StatusPanel
-    from streamscope.ui.turn_viewer import TurnViewer
+    from streamscope.ui.chat.chat_view import ChatView
+    from streamscope.ui.chat.status_panel import StatusPanel
+    from streamscope.ui.chat.turn_viewer import TurnViewer
 
 __all__ = ["ChatAnswers"]
 
 
 class ChatAnswers:
-    """The answers part of :class:`~streamscope.ui.chat_controller.ChatController` (the
+    """The answers part of :class:`~streamscope.ui.chat.chat_controller.ChatController` (the
     attributes below are the controller's)."""
 
     chat: ChatView

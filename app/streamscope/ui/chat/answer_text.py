@@ -1,4 +1,4 @@
-"""How an answer's text is shown (a part of :class:`~streamscope.ui.answer_card.AssistantCard`).
+"""How an answer's text is shown (a part of :class:`~streamscope.ui.chat.answer_card.AssistantCard`).
 
 Streamed text goes to a *tail* pane as plain text (cost per append independent of the
 answer's length); a few times a second the finished blocks at the head of the tail are
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, cast
 from PySide6.QtGui import QTextBlockFormat, QTextCharFormat, QTextCursor, QTextDocument
 
 from streamscope.ui.base import pacing
-from streamscope.ui.markdown import MarkdownWriter, split_markdown
-from streamscope.ui.text_pane import PlainAppender, TextPane
+from streamscope.ui.chat.markdown import MarkdownWriter, split_markdown
+from streamscope.ui.chat.text_pane import PlainAppender, TextPane
 
 if TYPE_CHECKING:
     from PySide6.QtCore import SignalInstance

@@ -4,7 +4,7 @@ Built from the history's shown path when a conversation opens or its path change
 sent, a version or an older alternative chosen: :meth:`ConversationRows.rebuild`), then kept
 in step as the conversation goes on — a message sent adds a row, an answer begun adds a row
 or (regenerated) an alternative to the last one, choosing among the last answers moves what
-that row shows. Each answer is an :class:`~streamscope.ui.chat_rows.AnswerSlot` whether or
+that row shows. Each answer is an :class:`~streamscope.ui.chat.chat_rows.AnswerSlot` whether or
 not its card is built: its turn, the :class:`~streamscope.ui.inspector.turn_header.TurnRef`
 the inspector opens, its pager, its tool calls' results or skipping. Pure data: the
 controller shows the changes in the chat view.
@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from streamscope.ui.chat_rows import AnswerSlot, AnswersRow, ChatRow, UserRow
+from streamscope.ui.chat.chat_rows import AnswerSlot, AnswersRow, ChatRow, UserRow
 
 if TYPE_CHECKING:
     from streamscope.core.store.history import ChatHistory
     from streamscope.core.turn.model import Turn
-    from streamscope.ui.turn_ref import TurnRef
+    from streamscope.ui.chat.turn_ref import TurnRef
 
 __all__ = ["ConversationRows", "PreparedRows", "answer_label"]
 

@@ -1,6 +1,6 @@
 """The small cards of the chat and their parts: the card frame, a user message, a notice,
 one tool call's box, and the footer words and colours of an outcome (the assistant's answer
-card is :mod:`streamscope.ui.answer_card`)."""
+card is :mod:`streamscope.ui.chat.answer_card`)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 from streamscope.core.turn.model import ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.base.theme import colour, monospace_font
-from streamscope.ui.markdown import MarkdownWriter
-from streamscope.ui.text_pane import TextPane
+from streamscope.ui.chat.markdown import MarkdownWriter
+from streamscope.ui.chat.text_pane import TextPane
 
 _BADGES: dict[Outcome, tuple[str, str]] = {
     # outcome: (badge, its colour's name in streamscope.ui.base.theme.TEXT)

@@ -1,4 +1,4 @@
-"""Parts of the answer card (:mod:`streamscope.ui.answer_card`): the pager through the
+"""Parts of the answer card (:mod:`streamscope.ui.chat.answer_card`): the pager through the
 answers to one message, the reasoning (collapsed), and the tool calls with the results the
 user sends back."""
 
@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QVB
 from streamscope.core.turn.model import ToolCallState
 from streamscope.core.wire.conversation import Message, ToolCall, match_results
 from streamscope.ui.base.theme import set_text_colour
-from streamscope.ui.message_card import ToolCallBox, _muted
-from streamscope.ui.text_pane import PlainAppender, TextPane
+from streamscope.ui.chat.message_card import ToolCallBox, _muted
+from streamscope.ui.chat.text_pane import PlainAppender, TextPane
 
 __all__ = ["AnswerPager", "Reasoning", "ToolCallsArea"]
 
@@ -146,7 +146,7 @@ class ToolCallsArea(QWidget):
         self.setVisible(bool(self.boxes))
 
     def show_unanswered(self, count: int, *, skipped: bool) -> None:
-        """See :meth:`~streamscope.ui.answer_card.AssistantCard.show_unanswered`."""
+        """See :meth:`~streamscope.ui.chat.answer_card.AssistantCard.show_unanswered`."""
         calls = f"{count} tool call{'s' if count != 1 else ''} unanswered"
         if skipped:
             text = f"⚠ {calls}: sent as “not run” results when the conversation went on."

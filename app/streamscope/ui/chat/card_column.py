@@ -1,9 +1,9 @@
 """A scrollable column of cards over rows, which builds cards only for the rows in view
 (and about a screen around them), and follows the end only when the user is there.
 
-The column knows every row (:mod:`streamscope.ui.chat_rows`) and its height — measured from
-its card once built, estimated before (:mod:`streamscope.ui.row_estimate`) — in a
-:class:`~streamscope.ui.row_heights.RowHeights`; the scroll range is their sum. Cards are
+The column knows every row (:mod:`streamscope.ui.chat.chat_rows`) and its height — measured from
+its card once built, estimated before (:mod:`streamscope.ui.chat.row_estimate`) — in a
+:class:`~streamscope.ui.chat.row_heights.RowHeights`; the scroll range is their sum. Cards are
 children of the viewport, placed at their rows' offsets. A card that leaves the margin is
 hidden and kept for a while (:data:`KEPT_CARDS`, least recently shown first out), then
 deleted, unless its key says it is *pinned* (the live answer, tool calls waiting for
@@ -30,9 +30,9 @@ from PySide6.QtGui import QFontMetricsF, QPalette, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QFrame, QWidget
 
 from streamscope.ui.base.theme import monospace_font
-from streamscope.ui.chat_rows import CardKey, ChatRow
-from streamscope.ui.row_estimate import Metrics
-from streamscope.ui.row_heights import RowHeights
+from streamscope.ui.chat.chat_rows import CardKey, ChatRow
+from streamscope.ui.chat.row_estimate import Metrics
+from streamscope.ui.chat.row_heights import RowHeights
 
 __all__ = ["CardColumn", "CardFactory"]
 

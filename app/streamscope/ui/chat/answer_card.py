@@ -8,8 +8,8 @@ finished blocks at the head of the tail are rendered as Markdown into the *rende
 above it and removed from the tail; :meth:`finish` renders the rest. All of that runs as
 this card's job on the window's :class:`~streamscope.ui.base.paint_clock.PaintClock`, paced as
 :mod:`streamscope.ui.base.pacing` says, in slices, so a long answer never freezes the window
-(:mod:`streamscope.ui.answer_text`). Its pager, reasoning and tool calls are
-:mod:`streamscope.ui.answer_parts`.
+(:mod:`streamscope.ui.chat.answer_text`). Its pager, reasoning and tool calls are
+:mod:`streamscope.ui.chat.answer_parts`.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from streamscope.core.turn.liveness import Liveness
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import Message
-from streamscope.ui.answer_parts import AnswerPager, Reasoning, ToolCallsArea
-from streamscope.ui.answer_text import AnswerText
 from streamscope.ui.base.code_highlight import is_dark, warm_up_highlighting
 from streamscope.ui.base.paint_clock import PaintClock, default_clock
 from streamscope.ui.base.theme import set_text_colour
-from streamscope.ui.message_card import (
+from streamscope.ui.chat.answer_parts import AnswerPager, Reasoning, ToolCallsArea
+from streamscope.ui.chat.answer_text import AnswerText
+from streamscope.ui.chat.message_card import (
     CardFrame,
     ToolCallBox,
     _muted,
@@ -39,10 +39,10 @@ from streamscope.ui.message_card import (
     outcome_colour,
     turn_colour,
 )
-from streamscope.ui.warnings_box import WarningsBox
+from streamscope.ui.chat.warnings_box import WarningsBox
 
 if TYPE_CHECKING:
-    from streamscope.ui.turn_ref import TurnRef
+    from streamscope.ui.chat.turn_ref import TurnRef
 
 __all__ = ["INSPECT_TIP", "REASON_CHARS", "AssistantCard"]
 

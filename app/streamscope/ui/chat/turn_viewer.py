@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from streamscope.core.turn.liveness import Liveness
     from streamscope.core.turn.model import Turn
-    from streamscope.ui.turn_ref import TurnRef
-    from streamscope.ui.turn_runner import ProgressBatch, TurnStart
+    from streamscope.ui.chat.turn_ref import TurnRef
+    from streamscope.ui.chat.turn_runner import ProgressBatch, TurnStart
 
 __all__ = ["TurnViewer"]
 

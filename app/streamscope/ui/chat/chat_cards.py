@@ -1,6 +1,6 @@
 """The window's cards, built for the chat's rows on demand and wired to the controller.
 
-:class:`ChatCards` is the chat view's :class:`~streamscope.ui.chat_view.CardFactory` in the
+:class:`ChatCards` is the chat view's :class:`~streamscope.ui.chat.chat_view.CardFactory` in the
 window: it builds a user message's card (its ◀ ▶ versions), an answer's card (a saved answer
 shows its turn; its Markdown renders in slices on the paint clock) and wires the same
 signals to the controller whenever a card is built — inspect, frame requested, alternative
@@ -16,9 +16,9 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QWidget
 
-from streamscope.ui.answer_card import AssistantCard
-from streamscope.ui.chat_rows import AnswerSlot, CardKey, UserRow
-from streamscope.ui.chat_view import BasicCards
+from streamscope.ui.chat.answer_card import AssistantCard
+from streamscope.ui.chat.chat_rows import AnswerSlot, CardKey, UserRow
+from streamscope.ui.chat.chat_view import BasicCards
 
 __all__ = ["CardHandlers", "ChatCards"]
 

@@ -35,7 +35,7 @@ from streamscope.ui.base.code_highlight import (
     is_dark,
     lexer_for,
 )
-from streamscope.ui.text_pane import PlainAppender
+from streamscope.ui.chat.text_pane import PlainAppender
 
 _FEATURE = QTextDocument.MarkdownFeature
 MARKDOWN_FEATURES = QTextDocument.MarkdownFeature(
