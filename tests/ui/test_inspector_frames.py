@@ -718,7 +718,7 @@ def test_selecting_a_frame_stops_following_and_the_follow_button_resumes(qtbot: 
 def test_find_searches_as_you_type_a_slice_at_a_time_with_progress(qtbot: QtBot) -> None:
     """100k frames: the search starts by itself after the debounce, runs on the paint clock
     in slices (the loop keeps ticking) and says how far it got."""
-    from streamscope.ui.frames_find import FramesFindBar
+    from streamscope.ui.inspector.frames_find import FramesFindBar
 
     panel = FramesPanel()
     qtbot.addWidget(panel)
@@ -754,7 +754,7 @@ def test_find_searches_as_you_type_a_slice_at_a_time_with_progress(qtbot: QtBot)
 
 
 def test_enter_before_the_search_ends_selects_the_match_when_found(qtbot: QtBot) -> None:
-    from streamscope.ui.frames_find import FramesFindBar
+    from streamscope.ui.inspector.frames_find import FramesFindBar
 
     panel = FramesPanel()
     qtbot.addWidget(panel)

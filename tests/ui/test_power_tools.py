@@ -362,7 +362,7 @@ def test_the_highlight_delegate_is_only_installed_while_finding(
     window: MainWindow, aloop: qasync.QEventLoop
 ) -> None:
     """Scrolling big captures stays in C++: no Python delegate unless a find is active."""
-    from streamscope.ui.frames_find import _MatchDelegate
+    from streamscope.ui.inspector.frames_find import _MatchDelegate
 
     view = window.inspector.frames_panel.view
     assert not isinstance(view.itemDelegate(), _MatchDelegate)

@@ -58,7 +58,7 @@ from streamscope.ui.base import shortcuts
 from streamscope.ui.chat.turn_recorder import SessionTurnsRecorder
 from streamscope.ui.compare_view import CompareDialog
 from streamscope.ui.curl_import import CurlImportDialog, CurlPasteFilter
-from streamscope.ui.frames_find import FramesFindBar
+from streamscope.ui.inspector.frames_find import FramesFindBar
 from streamscope.ui.inspector.inspector import TAB_FRAMES, InspectorPanel
 from streamscope.ui.request_editor import EditResendDialog
 
