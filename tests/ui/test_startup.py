@@ -115,7 +115,7 @@ def test_the_theme_frame_and_panels_paint_before_the_stream_menu_tap_and_verdict
     assert not {"streamscope.ui.base.theme", "streamscope.ui.window_state"} & set(first["modules"])  # type: ignore[arg-type]
     lazy = {
         "streamscope.ui.power_tools",
-        "streamscope.ui.tap_panel",
+        "streamscope.ui.tap.tap_panel",
         "streamscope.core.verdict",
         "PySide6.QtNetwork",  # (the single-instance socket)
     }

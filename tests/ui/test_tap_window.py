@@ -15,7 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.demo.server import DemoServer
 from streamscope.ui.main_window import MainWindow
-from streamscope.ui.tap_dialog import TapDialog
+from streamscope.ui.tap.tap_dialog import TapDialog
 from support.tap_upstream import FINAL, ScriptedUpstream, chat_frame
 
 CHAT = "/v1/chat/completions"
@@ -167,7 +167,7 @@ def test_an_endpoint_upstream_brings_its_tls_options(qtbot: QtBot, window: MainW
 
 def test_the_header_names_the_model_a_tapped_request_asked_for() -> None:
     from streamscope.core.tap.proxy import TapExchange
-    from streamscope.ui.tap_panel import _model_asked
+    from streamscope.ui.tap.tap_panel import _model_asked
 
     def asked(path: str, body: bytes) -> str:
         return _model_asked(TapExchange(1, "POST", path, "http://u" + path, {}, body, None, 0.0))
@@ -185,7 +185,7 @@ def test_the_tapped_list_is_built_when_its_dock_is_first_shown(
 ) -> None:
     """The Tapped dock's list and the tap are not built with the window (cold start): View →
     Tapped shows the dock with its list, and its button opens the tap's dialog."""
-    from streamscope.ui.tap_panel import TapPanel
+    from streamscope.ui.tap.tap_panel import TapPanel
 
     window.show()
     qtbot.waitExposed(window)

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from streamscope.core.net.secrets import SecretStore
     from streamscope.core.store.database import Store
     from streamscope.ui.power_tools import PowerTools
-    from streamscope.ui.tap_panel import TapController, TapPanel
+    from streamscope.ui.tap.tap_panel import TapController, TapPanel
 
 
 BUILD_MODULES = (
@@ -358,7 +358,7 @@ class MainWindow(QMainWindow):
     def tap(self) -> TapController:
         """The tap (started from its dialog) and its exchanges; built on first use."""
         if self._tap is None:
-            from streamscope.ui.tap_panel import TapController
+            from streamscope.ui.tap.tap_panel import TapController
 
             self._tap = TapController(
                 self.inspector, busy=lambda: self.controller.busy, parent=self
@@ -369,7 +369,7 @@ class MainWindow(QMainWindow):
     def tap_panel(self) -> TapPanel:
         """The Tapped dock's list; built when the dock is first shown."""
         if self._tap_panel is None:
-            from streamscope.ui.tap_panel import TapPanel
+            from streamscope.ui.tap.tap_panel import TapPanel
 
             panel = self._tap_panel = TapPanel(self.tap, self)
             panel.open_dialog.clicked.connect(self.open_tap_dialog)
@@ -385,7 +385,7 @@ class MainWindow(QMainWindow):
 
     def open_tap_dialog(self) -> None:
         """Endpoint → Tap another app…: the tap's dialog (one, not modal)."""
-        from streamscope.ui.tap_dialog import TapDialog
+        from streamscope.ui.tap.tap_dialog import TapDialog
 
         self.tap_panel  # noqa: B018 (the Tapped list, shown below, lists what the tap takes)
 

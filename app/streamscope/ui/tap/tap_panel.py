@@ -1,6 +1,6 @@
 """Tap another app, in the window: the tap's controller and the Tapped list, whose exchanges
 open in the inspector — live, while they stream (the tap's dialog is
-:mod:`streamscope.ui.tap_dialog`).
+:mod:`streamscope.ui.tap.tap_dialog`).
 
 The tap (:class:`~streamscope.core.tap.server.TapServer`) forwards in a child process and
 records from its own event loop in a thread of the window. Each exchange is watched there by
@@ -11,7 +11,7 @@ takes the batches on the UI thread. Every batch is kept per exchange, so choosin
 shows it whole — finished or still streaming — and the open one gets each new batch as it
 comes. While an exchange streams, its row (and the Timeline, when it is the one shown) says
 how it is doing, by a chat turn's rules: "● streaming · 200 · 1.2 KB · no data for 12 s"
-(:mod:`streamscope.ui.tap_liveness`).
+(:mod:`streamscope.ui.tap.tap_liveness`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from streamscope.ui.chat.message_card import outcome_colour
 from streamscope.ui.chat.status_panel import GLYPHS
 from streamscope.ui.chat.turn_ref import TurnRef
 from streamscope.ui.chat.turn_runner import TurnStart
-from streamscope.ui.tap_liveness import TapLiveness
+from streamscope.ui.tap.tap_liveness import TapLiveness
 
 if TYPE_CHECKING:
     from streamscope.core.tap.proxy import ExchangeResult, TapExchange

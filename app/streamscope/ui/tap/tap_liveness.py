@@ -21,7 +21,7 @@ from streamscope.ui.base.paint_clock import PaintClock, default_clock
 
 if TYPE_CHECKING:
     from streamscope.core.turn.liveness import Liveness
-    from streamscope.ui.tap_panel import TappedExchange
+    from streamscope.ui.tap.tap_panel import TappedExchange
 
 __all__ = ["TapLiveness"]
 

@@ -1,6 +1,6 @@
 """Endpoint → Tap another app…: the tap's dialog — upstream (a configured endpoint, the
 built-in demo or a URL), port, Start/Stop, and once the tap runs, the base URL to paste and
-the SDKs' environment lines. The tap itself is :class:`~streamscope.ui.tap_panel.TapController`'s.
+the SDKs' environment lines. The tap itself is :class:`~streamscope.ui.tap.tap_panel.TapController`'s.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from streamscope.core.net.endpoints import Endpoint
     from streamscope.core.net.options import TLSOptions
     from streamscope.ui.endpoint.demo_service import DemoService
-    from streamscope.ui.tap_panel import TapController
+    from streamscope.ui.tap.tap_panel import TapController
 
 __all__ = ["DEMO_UPSTREAM", "TapDialog"]
 
