@@ -17,9 +17,9 @@ from pytestqt.qtbot import QtBot
 from streamscope.core.capture import text_diff as text_diff_module
 from streamscope.core.capture.compare import Comparison
 from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse, ReadLog
-from streamscope.ui import compare_view
 from streamscope.ui.base.theme import colour
-from streamscope.ui.compare_view import CompareDialog
+from streamscope.ui.tools import compare_view
+from streamscope.ui.tools.compare_view import CompareDialog
 
 WORDS = 10_000
 

@@ -114,7 +114,7 @@ def test_the_theme_frame_and_panels_paint_before_the_stream_menu_tap_and_verdict
     # (the colour tables, the theme's menu and the layout's rules load with the panels)
     assert not {"streamscope.ui.base.theme", "streamscope.ui.window_state"} & set(first["modules"])  # type: ignore[arg-type]
     lazy = {
-        "streamscope.ui.power_tools",
+        "streamscope.ui.tools.power_tools",
         "streamscope.ui.tap.tap_panel",
         "streamscope.core.verdict",
         "PySide6.QtNetwork",  # (the single-instance socket)
@@ -123,7 +123,7 @@ def test_the_theme_frame_and_panels_paint_before_the_stream_menu_tap_and_verdict
     assert ready["menus"] == ["&File", "&Chat", "&Endpoint", "&View", "&Help"]
     # … the Stream menu comes by itself once the panels are on screen
     assert later["menus"] == ["&File", "&Chat", "&Endpoint", "&View", "&Stream", "&Help"]
-    assert "streamscope.ui.power_tools" in later["modules"]  # type: ignore[operator]
+    assert "streamscope.ui.tools.power_tools" in later["modules"]  # type: ignore[operator]
 
 
 BUILD_PROBE = r"""

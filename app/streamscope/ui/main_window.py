@@ -4,7 +4,7 @@ Endpoint bar (top) · conversations (left dock) · chat view + composer (centre)
 (right dock) · tools (dock, hidden until asked for) · status bar. The features are objects of
 their own, given what they use: the endpoint bar (:mod:`~streamscope.ui.endpoint.endpoint_bar`), which
 conversation is open (:mod:`~streamscope.ui.chat.conversation_switcher`), files
-(:mod:`~streamscope.ui.file_actions`), the Stream menu (:mod:`~streamscope.ui.power_tools`);
+(:mod:`~streamscope.ui.file_actions`), the Stream menu (:mod:`~streamscope.ui.tools.power_tools`);
 the layout is remembered by :mod:`~streamscope.ui.window_state`.
 """
 
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from streamscope.core.net.endpoints import Endpoint
     from streamscope.core.net.secrets import SecretStore
     from streamscope.core.store.database import Store
-    from streamscope.ui.power_tools import PowerTools
     from streamscope.ui.tap.tap_panel import TapController, TapPanel
+    from streamscope.ui.tools.power_tools import PowerTools
 
 
 BUILD_MODULES = (
@@ -272,7 +272,7 @@ class MainWindow(QMainWindow):
     def power_tools(self) -> PowerTools:
         """The Stream menu's tools (edit and resend, curl, compare, find …), built lazily."""
         if self._power_tools is None:
-            from streamscope.ui.power_tools import PowerTools
+            from streamscope.ui.tools.power_tools import PowerTools
 
             self._power_tools = PowerTools(
                 controller=self.controller,

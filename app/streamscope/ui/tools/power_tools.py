@@ -56,11 +56,11 @@ from streamscope.core.net.raw_request import (
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.ui.base import shortcuts
 from streamscope.ui.chat.turn_recorder import SessionTurnsRecorder
-from streamscope.ui.compare_view import CompareDialog
-from streamscope.ui.curl_import import CurlImportDialog, CurlPasteFilter
 from streamscope.ui.inspector.frames_find import FramesFindBar
 from streamscope.ui.inspector.inspector import TAB_FRAMES, InspectorPanel
-from streamscope.ui.request_editor import EditResendDialog
+from streamscope.ui.tools.compare_view import CompareDialog
+from streamscope.ui.tools.curl_import import CurlImportDialog, CurlPasteFilter
+from streamscope.ui.tools.request_editor import EditResendDialog
 
 if TYPE_CHECKING:
     from streamscope.core.net.secrets import SecretStore
