@@ -58,7 +58,9 @@ def test_one_reverse_dns_app_id_everywhere() -> None:
     assert build.APP_ID == APP_ID
     assert f'bundle_identifier="{APP_ID}"' in (ROOT / "packaging/streamscope.spec").read_text()
     # the running app tells Wayland/X11 its id (the .desktop file's name without .desktop)
-    assert "app.setDesktopFileName(APP_ID)" in (ROOT / "app/streamscope/ui/app.py").read_text()
+    assert (
+        "app.setDesktopFileName(APP_ID)" in (ROOT / "app/streamscope/ui/shell/app.py").read_text()
+    )
     assert sorted(p.name for p in (ROOT / "resources").glob("*.desktop")) == [f"{APP_ID}.desktop"]
 
 

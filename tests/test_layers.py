@@ -1,4 +1,6 @@
-"""The core and the demo endpoint never import Qt (checked in a fresh interpreter)."""
+"""The layers: the core and the demo endpoint never import Qt (checked in a fresh interpreter);
+the core's stages and the window's sub-packages import one way; no module imports itself in a
+loop (every import counts: in functions and under TYPE_CHECKING too)."""
 
 from __future__ import annotations
 
@@ -105,8 +107,129 @@ def import_violations(app: Path = APP) -> list[str]:
     return list(dict.fromkeys(bad))
 
 
+UI_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("shell",),
+    ("tools", "tap"),
+    ("inspector",),
+    ("chat",),
+    ("endpoint",),
+    ("base",),
+)
+"""The window's sub-packages from the top down: one imports only those on later rows (the
+two of a row never each other), as ``streamscope.ui.__init__`` says."""
+
+
+def _ui_part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) >= 3 and parts[:2] == ["streamscope", "ui"] else None
+
+
+def ui_violations(app: Path = APP) -> list[str]:
+    """Every import between the window's sub-packages that points up, or sideways."""
+    rank = {name: i for i, row in enumerate(UI_LAYERS) for name in row}
+    bad: list[str] = []
+    for path in sorted((app / "ui").rglob("*.py")):
+        module = ".".join(path.relative_to(app.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        where = path.relative_to(app / "ui").parts
+        if len(where) == 1:  # (ui/ itself holds its __init__ only)
+            if where[0] != "__init__.py":
+                bad.append(f"{module} is in no sub-package of streamscope.ui")
+            continue
+        mine = where[0]
+        seen: set[str] = set()
+        for name in _imports(path):
+            theirs = _ui_part(name)
+            if theirs is None or theirs == mine or theirs in seen:
+                continue
+            seen.add(theirs)
+            if theirs not in rank or mine not in rank:
+                bad.append(f"{module} imports {name} (unknown sub-package)")
+            elif rank[theirs] <= rank[mine]:
+                bad.append(f"{module} imports {name} ({mine} comes before {theirs})")
+    return list(dict.fromkeys(bad))
+
+
+def import_cycles(app: Path = APP) -> list[list[str]]:
+    """Every set of the package's modules that import each other in a loop (every import
+    counts: in functions and under TYPE_CHECKING too), each sorted."""
+    modules: dict[str, Path] = {}
+    for path in sorted(app.rglob("*.py")):
+        module = ".".join(path.relative_to(app.parent).with_suffix("").parts)
+        modules[module.removesuffix(".__init__")] = path
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        for name in _imports(path):
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            # (a package's face hands names on: its own submodules are not a loop)
+            if name and name != module and not _within(module, name):
+                graph[module].add(name)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for module in graph:
+        if module not in index:
+            visit(module)
+    return sorted(cycles)
+
+
 def test_imports_point_one_way() -> None:
     assert import_violations() == []
+
+
+def test_the_window_s_code_points_one_way() -> None:
+    assert ui_violations() == []
+
+
+def test_no_module_imports_itself_in_a_loop() -> None:
+    assert import_cycles() == []
+
+
+def test_the_ui_checks_catch_an_upward_import_and_a_loop(tmp_path: Path) -> None:
+    fake = tmp_path / "streamscope"
+    for sub, text in {
+        "ui/__init__.py": "",
+        "ui/base/theme.py": "from streamscope.ui.chat.card import Card\n",  # up
+        "ui/chat/card.py": "from streamscope.ui.base.theme import TEXT\n",
+        "ui/tools/a.py": "if False:\n    from streamscope.ui.tap.b import B\n",  # sideways
+        "ui/tap/b.py": "from streamscope.ui.inspector.c import C\n",
+        "ui/inspector/c.py": "def f():\n    from streamscope.ui.shell.app import run\n",  # up
+        "ui/shell/app.py": "",
+        "ui/loose.py": "",
+    }.items():
+        (fake / sub).parent.mkdir(parents=True, exist_ok=True)
+        (fake / sub).write_text(text)
+    assert ui_violations(fake) == [
+        "streamscope.ui.base.theme imports streamscope.ui.chat.card (base comes before chat)",
+        "streamscope.ui.inspector.c imports streamscope.ui.shell.app "
+        "(inspector comes before shell)",
+        "streamscope.ui.loose is in no sub-package of streamscope.ui",
+        "streamscope.ui.tools.a imports streamscope.ui.tap.b (tools comes before tap)",
+    ]
+    assert import_cycles(fake) == [["streamscope.ui.base.theme", "streamscope.ui.chat.card"]]
 
 
 def test_the_layering_check_catches_a_backward_import(tmp_path: Path) -> None:
@@ -116,7 +239,7 @@ def test_the_layering_check_catches_a_backward_import(tmp_path: Path) -> None:
         "core/turn/ok.py": "from streamscope.core.wire.events import TextDelta\n",
         "core/net/qt.py": "def f():\n    from PySide6.QtCore import QObject\n",
         "demo/oracle.py": "from streamscope.core.wire.dialects import get_dialect\n",
-        "core/store/ui.py": "if True:\n    import streamscope.ui.app\n",
+        "core/store/ui.py": "if True:\n    import streamscope.ui.shell.app\n",
     }.items():
         (fake / sub).parent.mkdir(parents=True, exist_ok=True)
         (fake / sub).write_text(text)

@@ -233,7 +233,7 @@ def test_desktop_entry_matches_the_package_and_the_wheel_copy() -> None:
     assert entry["Icon"] == APP_ID == icons.APP_ID == build.APP_ID
     assert Path(icons.SVG).stem == "streamscope"  # the source file; installed as <APP_ID>.svg
     assert entry["Type"] == "Application" and entry["Terminal"] == "false"
-    app = (ROOT / "app/streamscope/ui/app.py").read_text(encoding="utf-8")
+    app = (ROOT / "app/streamscope/ui/shell/app.py").read_text(encoding="utf-8")
     assert "setDesktopFileName(APP_ID)" in app  # Wayland app id = the .desktop name
 
 

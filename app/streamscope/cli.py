@@ -165,11 +165,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `streamscope turn.sscap` (a file manager's "Open with"): the window replays it
         from pathlib import Path
 
-        from streamscope.ui.app import run_app
+        from streamscope.ui.shell.app import run_app
 
         return run_app(open_path=Path(given[0]))
     if not given:  # the window: it paints before the parser's imports would load
-        from streamscope.ui.app import run_app
+        from streamscope.ui.shell.app import run_app
 
         return run_app()
     args = build_parser().parse_args(argv)
@@ -178,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return selftest.run()
     if args.command is None:
-        from streamscope.ui.app import run_app
+        from streamscope.ui.shell.app import run_app
 
         return run_app()
     if args.command in ("send", "replay"):

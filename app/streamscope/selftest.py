@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from streamscope.core.turn.model import Turn
-    from streamscope.ui.main_window import MainWindow
+    from streamscope.ui.shell.main_window import MainWindow
 
 PROMPT = "StreamScope self-test"
 SCENARIO = "demo"
@@ -169,10 +169,10 @@ def _checks_with_qt() -> Report:
     if families == 0:
         raise SelfTestError("no fonts: QFontDatabase.families() is empty (install fontconfig)")
 
-    from streamscope.ui.app import open_profile
     from streamscope.ui.base.resources import app_icon
-    from streamscope.ui.main_window import MainWindow
-    from streamscope.ui.single_instance import SingleInstance
+    from streamscope.ui.shell.app import open_profile
+    from streamscope.ui.shell.main_window import MainWindow
+    from streamscope.ui.shell.single_instance import SingleInstance
 
     if app_icon().pixmap(32, 32).isNull():
         raise SelfTestError("the app icon does not render (resources or the SVG plugins missing)")

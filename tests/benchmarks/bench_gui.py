@@ -386,7 +386,7 @@ def _qt_app() -> tuple[Any, Any, Any]:
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from streamscope.ui.gc_guard import MainThreadCollector
+    from streamscope.ui.shell.gc_guard import MainThreadCollector
 
     app = QApplication([])
     app.setQuitOnLastWindowClosed(False)
@@ -412,8 +412,8 @@ def case_firehose_gui(base_url: str, variant: str, n: int) -> dict[str, Any]:
     )
     store.save(store.load().with_endpoint(ep).select("bench"))
     _app, collector, loop = _qt_app()
-    from streamscope.ui.app import open_profile
-    from streamscope.ui.main_window import MainWindow
+    from streamscope.ui.shell.app import open_profile
+    from streamscope.ui.shell.main_window import MainWindow
 
     # The real app end to end: the conversation database and the capture store of a profile,
     # so what a turn's end costs (final save, capture written) is in the figures.
@@ -549,7 +549,7 @@ def build_capture(path: str, frames: int) -> dict[str, Any]:
 def case_capture(path: str) -> dict[str, Any]:
     _isolate()
     _app, collector, loop = _qt_app()
-    from streamscope.ui.main_window import MainWindow
+    from streamscope.ui.shell.main_window import MainWindow
 
     window = MainWindow()
     window.show()

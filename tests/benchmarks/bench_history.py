@@ -120,8 +120,8 @@ def rss_mb() -> float:
 
 def _open_window() -> tuple[Any, Any, Any, Any]:
     _app, collector, loop = _qt_app()
-    from streamscope.ui.app import open_profile
-    from streamscope.ui.main_window import MainWindow
+    from streamscope.ui.shell.app import open_profile
+    from streamscope.ui.shell.main_window import MainWindow
 
     db, captures = open_profile()
     window = MainWindow(store=db, captures=captures)

@@ -29,9 +29,9 @@ DRIVER = r"""
 import asyncio, subprocess, sys
 from PySide6.QtWidgets import QApplication
 import qasync
-from streamscope.ui.app import open_profile
-from streamscope.ui.gc_guard import MainThreadCollector
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.app import open_profile
+from streamscope.ui.shell.gc_guard import MainThreadCollector
+from streamscope.ui.shell.main_window import MainWindow
 
 out, size, extras, scenarios = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4:]
 width, height = (int(n) for n in size.split("x"))

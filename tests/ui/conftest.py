@@ -33,7 +33,7 @@ def aloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
 @pytest.fixture(autouse=True)
 def _collect_garbage_on_the_qt_thread() -> Iterator[None]:
     """No automatic GC during a UI test (it could run in a server thread and destroy Qt
-    objects there; see streamscope.ui.gc_guard); collect here, on the Qt thread, after it."""
+    objects there; see streamscope.ui.shell.gc_guard); collect here, on the Qt thread, after it."""
     gc.collect()
     gc.disable()
     try:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QAbstractButton, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from streamscope.ui.inspector.timeline_panel import LABELS
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 
 LETTER = re.compile(r"[^\W\d_]")
 

@@ -23,7 +23,7 @@ from streamscope.core.store.records import to_chat_history
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.context import ContextPolicy
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 from support.big_profile import ProfileFacts, cached_profile
 
 

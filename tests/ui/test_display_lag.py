@@ -25,7 +25,7 @@ from pytestqt.qtbot import QtBot
 from streamscope.core.net.endpoints import new_endpoint
 from streamscope.core.turn.liveness import LAG_SHOWN
 from streamscope.ui.base import pacing
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 from support.chat import answer_cards
 from support.rawhttp import RawServer, chunk, head
 

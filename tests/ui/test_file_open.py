@@ -22,9 +22,9 @@ from streamscope import APP_ID
 from streamscope.core.capture.bundle import write_repro_bundle
 from streamscope.core.capture.format import Capture, ReadLog, write_capture
 from streamscope.core.capture.replay import replay_capture
-from streamscope.ui.file_drop import openable_paths
-from streamscope.ui.main_window import MainWindow
-from streamscope.ui.single_instance import SingleInstance, parse_open, request_line
+from streamscope.ui.shell.file_drop import openable_paths
+from streamscope.ui.shell.main_window import MainWindow
+from streamscope.ui.shell.single_instance import SingleInstance, parse_open, request_line
 
 ROOT = Path(__file__).resolve().parents[2]
 BODY = b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\ndata: [DONE]\n\n'
@@ -151,7 +151,7 @@ def test_the_drop_filter_does_not_see_every_event_of_the_application(qtbot: QtBo
     would cost every event (thousands while the window is built)."""
     from PySide6.QtWidgets import QLineEdit, QVBoxLayout
 
-    from streamscope.ui.file_drop import FileDropFilter
+    from streamscope.ui.shell.file_drop import FileDropFilter
 
     seen: list[QObject] = []
 
@@ -231,7 +231,7 @@ import os, sys
 from pathlib import Path
 os.chdir(sys.argv[2])
 from PySide6.QtCore import QCoreApplication
-from streamscope.ui.single_instance import SingleInstance
+from streamscope.ui.shell.single_instance import SingleInstance
 app = QCoreApplication([])
 instance = SingleInstance()
 if instance.acquire(Path(sys.argv[1])):
@@ -267,7 +267,7 @@ def test_a_second_process_hands_a_relative_path_over_made_absolute(
 def test_run_app_with_a_file_while_running_hands_it_over(
     qapp: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from streamscope.ui.app import run_app
+    from streamscope.ui.shell.app import run_app
 
     first = SingleInstance()
     opened: list[str] = []
@@ -288,7 +288,7 @@ def test_run_app_with_a_file_while_running_hands_it_over(
 def test_a_garbage_or_oversized_request_is_dropped(qapp: object) -> None:
     from PySide6.QtNetwork import QLocalSocket
 
-    from streamscope.ui import single_instance
+    from streamscope.ui.shell import single_instance
 
     first = SingleInstance()
     opened: list[str] = []

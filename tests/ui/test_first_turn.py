@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication
 app = QApplication(sys.argv)
 loop = qasync.QEventLoop(app)
 asyncio.set_event_loop(loop)
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 
 window = MainWindow(demo_speed=50)
 window.show()

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from streamscope.ui.gc_guard import BUSY_MS, IDLE_MS, MainThreadCollector
+from streamscope.ui.shell.gc_guard import BUSY_MS, IDLE_MS, MainThreadCollector
 
 
 @pytest.fixture

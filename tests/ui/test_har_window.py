@@ -17,7 +17,7 @@ from streamscope.core.capture.files import CaptureStore
 from streamscope.core.capture.format import read_capture
 from streamscope.core.store.database import Store
 from streamscope.core.turn.model import Turn
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 
 HAR = Path(__file__).parents[1] / "fixtures" / "har"
 KEY = b"sk-planted-OPENAI-key-0123456789abcdef"

@@ -23,7 +23,7 @@ from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import SKIPPED_RESULT
 from streamscope.ui.chat.answer_card import AssistantCard
 from streamscope.ui.chat.message_card import UserCard
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 from support.chat import answer_cards, settled
 
 

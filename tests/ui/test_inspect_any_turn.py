@@ -30,7 +30,7 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.chat.answer_card import AssistantCard
 from streamscope.ui.inspector.turn_feed import NO_CAPTURE, capture_gone
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 from support.chat import answer_cards
 
 DEMO, DEMO_FRAMES = "First question about streams", 108

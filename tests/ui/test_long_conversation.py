@@ -27,7 +27,7 @@ from streamscope.ui.chat.answer_card import AssistantCard
 from streamscope.ui.chat.chat_rows import AnswerSlot
 from streamscope.ui.chat.chat_view import ChatView
 from streamscope.ui.chat.message_card import NoticeCard, UserCard
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 from support.big_profile import LONG_MESSAGES, ProfileFacts, cached_profile
 from support.chat import settled
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 
 
 def test_main_window_opens_ready(qtbot: QtBot) -> None:
@@ -21,7 +21,7 @@ def test_run_app_drives_the_window_with_a_qasync_loop(qapp: object) -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from streamscope.ui.app import run_app
+    from streamscope.ui.shell.app import run_app
 
     seen: dict[str, object] = {}
 

@@ -23,8 +23,8 @@ from streamscope.core.net.endpoints import new_endpoint
 from streamscope.core.store.export import conversation_to_json, conversation_to_markdown
 from streamscope.core.turn.model import Turn
 from streamscope.demo.server import DemoServer
-from streamscope.ui.app import open_profile, setup_logging
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.app import open_profile, setup_logging
+from streamscope.ui.shell.main_window import MainWindow
 from support.memory_keyring import MemoryKeyring, installed
 
 KEY = "sk-PLANTED-LEAKTEST-7731"

@@ -19,7 +19,7 @@ from streamscope.core.net.curl import parse_curl
 from streamscope.core.net.raw_request import secret_account
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 from streamscope.ui.tools.power_tools import PowerTools
 from streamscope.ui.tools.request_editor import EditResendDialog
 from support.memory_keyring import MemoryKeyring, installed

@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 from streamscope.core.turn.liveness import Quiet
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 
 
 @pytest.fixture

@@ -112,7 +112,9 @@ def test_the_theme_frame_and_panels_paint_before_the_stream_menu_tap_and_verdict
     assert first["qt_namespace"] is False
     assert "streamscope.ui.base.first_paint" in first["modules"]  # (the theme, before the paint)
     # (the colour tables, the theme's menu and the layout's rules load with the panels)
-    assert not {"streamscope.ui.base.theme", "streamscope.ui.window_state"} & set(first["modules"])  # type: ignore[arg-type]
+    assert not {"streamscope.ui.base.theme", "streamscope.ui.shell.window_state"} & set(
+        first["modules"]
+    )  # type: ignore[arg-type]
     lazy = {
         "streamscope.ui.tools.power_tools",
         "streamscope.ui.tap.tap_panel",
@@ -131,9 +133,9 @@ import json, os, sys, tempfile
 os.environ["STREAMSCOPE_HOME"] = tempfile.mkdtemp()
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from streamscope.ui.main_window import BUILD_MODULES, MainWindow
-import streamscope.ui.app as uiapp
-from streamscope.ui.after_paint import preload
+from streamscope.ui.shell.main_window import BUILD_MODULES, MainWindow
+import streamscope.ui.shell.app as uiapp
+from streamscope.ui.shell.after_paint import preload
 window = MainWindow(deferred=True)
 preload(BUILD_MODULES)
 preloaded = set(sys.modules)
@@ -150,7 +152,7 @@ os._exit(0)
 
 def test_the_panels_are_built_in_steps_from_modules_loaded_while_the_frame_shows() -> None:
     """Start-up loads what the panels need in a thread while the frame answers
-    (:data:`~streamscope.ui.main_window.BUILD_MODULES`), then builds them in steps with the
+    (:data:`~streamscope.ui.shell.main_window.BUILD_MODULES`), then builds them in steps with the
     event loop running between: a module the build imports that is not in that list would be
     imported on the UI thread again, a stall of its own."""
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}

@@ -14,7 +14,7 @@ from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from streamscope.demo.server import DemoServer
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 from streamscope.ui.tap.tap_dialog import TapDialog
 from support.tap_upstream import FINAL, ScriptedUpstream, chat_frame
 

@@ -21,7 +21,7 @@ from streamscope.ui.base import first_paint, theme
 from streamscope.ui.base.code_highlight import CodeStyle, is_dark
 from streamscope.ui.base.theme import FILLS, MARKS, PALETTES, TEXT, ThemeManager, contrast, over
 from streamscope.ui.chat.answer_card import AssistantCard
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 
 UI = Path(theme.__file__).parent
 R = QPalette.ColorRole

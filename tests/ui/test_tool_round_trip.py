@@ -11,7 +11,7 @@ import qasync
 from pytestqt.qtbot import QtBot
 
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 
 
 @pytest.fixture

@@ -119,7 +119,7 @@ def test_stop_returns_within_half_a_second_and_keeps_partial_text(
 def test_main_thread_collector_collects_cycles_on_schedule(qapp: object) -> None:
     import gc
 
-    from streamscope.ui.gc_guard import MainThreadCollector
+    from streamscope.ui.shell.gc_guard import MainThreadCollector
 
     gc.enable()
     collector = MainThreadCollector(interval_ms=10_000)

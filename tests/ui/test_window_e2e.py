@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 from support.chat import answer_cards
 
 

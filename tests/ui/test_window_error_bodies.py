@@ -26,7 +26,7 @@ from streamscope.core.turn.progress import FLAG_BODY, FLAG_DETACHED, FLAG_OVERSI
 from streamscope.ui.chat.warnings_box import WarningsBox
 from streamscope.ui.endpoint.settings_dialog import EndpointDialog
 from streamscope.ui.inspector.inspector import TAB_FRAMES, TAB_REQUEST
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 from support.memory_keyring import MemoryKeyring, installed
 from support.rawhttp import RawServer, chunk, head
 

@@ -17,10 +17,10 @@ from pytestqt.qtbot import QtBot
 from streamscope.core import paths
 from streamscope.core.capture.files import CaptureStore
 from streamscope.core.store.database import Store
-from streamscope.ui import log_folder
 from streamscope.ui.base.shortcuts import SHORTCUTS, ShortcutsDialog, shortcut
 from streamscope.ui.chat.conversations_panel import BUSY_NOTE
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell import log_folder
+from streamscope.ui.shell.main_window import MainWindow
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from streamscope.core.store.database import Store
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.turn.pipeline import StreamPipeline
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def test_a_saved_capture_replays_into_the_window_identically(
 
 
 def test_a_second_instance_brings_the_first_to_the_front(qapp: object) -> None:
-    from streamscope.ui.single_instance import SingleInstance
+    from streamscope.ui.shell.single_instance import SingleInstance
 
     first, second = SingleInstance(), SingleInstance()
     raised: list[bool] = []
@@ -165,7 +165,7 @@ def test_a_second_instance_brings_the_first_to_the_front(qapp: object) -> None:
 SECOND_START = r"""
 import sys
 from PySide6.QtCore import QCoreApplication
-from streamscope.ui.single_instance import SingleInstance
+from streamscope.ui.shell.single_instance import SingleInstance
 app = QCoreApplication([])
 print("second acquired" if SingleInstance().acquire() else "second deferred", flush=True)
 """
@@ -178,7 +178,7 @@ def test_a_second_start_while_the_first_is_still_starting_is_not_lost(qapp: obje
 
     from PySide6.QtCore import QCoreApplication
 
-    from streamscope.ui.single_instance import SingleInstance
+    from streamscope.ui.shell.single_instance import SingleInstance
 
     first = SingleInstance()
     raised: list[bool] = []
@@ -206,9 +206,9 @@ import asyncio, os, sys, time
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication
 import qasync
-from streamscope.ui.app import open_profile
-from streamscope.ui.gc_guard import MainThreadCollector
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.app import open_profile
+from streamscope.ui.shell.gc_guard import MainThreadCollector
+from streamscope.ui.shell.main_window import MainWindow
 
 app = QApplication([])
 collector = MainThreadCollector()
@@ -311,11 +311,11 @@ def test_opening_a_capture_file_from_the_command_line(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """`streamscope turn.sscap` (a file association) opens the window and replays it."""
-    import streamscope.ui.app
+    import streamscope.ui.shell.app
     from streamscope.cli import main
 
     seen: list[object] = []
-    monkeypatch.setattr(streamscope.ui.app, "run_app", lambda **kw: seen.append(kw) or 0)
+    monkeypatch.setattr(streamscope.ui.shell.app, "run_app", lambda **kw: seen.append(kw) or 0)
     capture = tmp_path / "turn.sscap"
     assert main([str(capture)]) == 0
     assert seen == [{"open_path": capture}]

@@ -18,7 +18,7 @@ from streamscope.core.net.secrets import proxy_account
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.demo.server import DemoServer
-from streamscope.ui.main_window import MainWindow
+from streamscope.ui.shell.main_window import MainWindow
 from support.http_proxy import HttpProxy
 from support.memory_keyring import MemoryKeyring, installed
 from support.socks5 import Socks5Proxy

@@ -35,8 +35,7 @@ from streamscope.core.capture.replay import replay_capture
 from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
-from streamscope.core.turn.pipeline import PipelineUpdate
-from streamscope.core.turn.progress import MarkedFrame
+from streamscope.core.turn.pipeline import MarkedFrame, PipelineUpdate
 from streamscope.core.wire.dialects.base import Framing
 from streamscope.core.wire.ndjson import NDJSONDecoder
 from streamscope.core.wire.sse import RawFrame, SSEDecoder

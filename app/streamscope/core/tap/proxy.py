@@ -30,8 +30,7 @@ from streamscope.core.tap.forward import HOP_BY_HOP, upstream_url
 from streamscope.core.turn.model import Timings, Turn
 from streamscope.core.turn.observer import MultiObserver, TurnObserver
 from streamscope.core.turn.outcome import EndKind, Outcome, StreamEnd
-from streamscope.core.turn.pipeline import StreamPipeline
-from streamscope.core.turn.progress import MarkedFrame
+from streamscope.core.turn.pipeline import MarkedFrame, StreamPipeline
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.core.wire.events import DialectWarning

@@ -238,7 +238,7 @@ class FrameLog:
 
     def role(self, row: int) -> str | None:
         """``"body"`` or ``"oversized"`` for the rows the pipeline adds (see
-        :class:`~streamscope.core.turn.progress.MarkedFrame`), else ``None``."""
+        :class:`~streamscope.core.turn.pipeline.MarkedFrame`), else ``None``."""
         flags = self.flags[row]
         if flags & FLAG_BODY:
             return "body"

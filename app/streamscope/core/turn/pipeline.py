@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from streamscope.core.turn.assembler import TurnAssembler
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import StreamEnd, is_error_document
-from streamscope.core.turn.progress import MarkedFrame
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects import (
     detect_dialect,
@@ -36,7 +35,14 @@ from streamscope.core.wire.events import DialectWarning, StreamEvent
 from streamscope.core.wire.ndjson import NDJSONDecoder
 from streamscope.core.wire.sse import RawFrame, SSEDecoder, SSEEvent, SSEProtocolError
 
-__all__ = ["ParsedFrame", "PipelineUpdate", "StreamPipeline", "turn_to_json"]
+__all__ = [
+    "FrameRole",
+    "MarkedFrame",
+    "ParsedFrame",
+    "PipelineUpdate",
+    "StreamPipeline",
+    "turn_to_json",
+]
 
 _CLEAN_ENDS = frozenset({"eof"})
 _BODY_ENDS = frozenset({"eof", "broken", "idle_timeout"})  # the body decides the outcome
@@ -46,6 +52,21 @@ _BLOCK_END = re.compile(rb"(?>\r\n|\r|\n)(?>\r\n|\r|\n)\Z")
 
 
 _new_tuple = tuple.__new__
+
+
+FrameRole = Literal["body", "oversized"]
+
+
+@dataclass(frozen=True, slots=True)
+class MarkedFrame(RawFrame):
+    """A frame row the pipeline adds that no decoded block is: ``role="body"``, a response
+    body that was not a stream (an HTTP error's JSON, a proxy's HTML page: not in the reads,
+    so its bytes travel with the row); ``role="oversized"``, the first bytes of the block
+    whose line broke the line cap. Both are ``error`` rows (flagged
+    :data:`~streamscope.core.turn.progress.FLAG_BODY` or ``FLAG_OVERSIZED``), with no
+    events."""
+
+    role: FrameRole = "body"
 
 
 class ParsedFrame(NamedTuple):
@@ -222,7 +243,7 @@ class StreamPipeline:
         """The input ended as ``end`` says: :meth:`flush` accordingly and return what that
         produced (the unterminated tail frame, end-of-body events) for the observers —
         and, when the response was no stream (an HTTP error, a page), its body as one frame
-        (:class:`~streamscope.core.turn.progress.MarkedFrame`, ``role="body"``, received
+        (:class:`MarkedFrame`, ``role="body"``, received
         at ``t``); :meth:`close` then decides the outcome."""
         flushed = self._flushed
         update = self.flush(t, clean=end.kind in _CLEAN_ENDS)

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from streamscope.core.turn.model import TurnDelta
+from streamscope.core.turn.pipeline import MarkedFrame, ParsedFrame, PipelineUpdate
 from streamscope.core.wire.events import (
     FinishReason,
     KeepAlive,
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from streamscope.core.turn.assembler import TurnAssembler
     from streamscope.core.turn.model import Turn
     from streamscope.core.turn.outcome import StreamEnd
-    from streamscope.core.turn.pipeline import ParsedFrame, PipelineUpdate
     from streamscope.core.wire.dialects.base import RequestSpec
 
 __all__ = [
@@ -83,19 +83,7 @@ FLAG_DETACHED = 4  # the bytes are not in the reads: they are in the rows' ``det
 FLAG_BODY = 8  # the response body instead of a stream (an HTTP error's, an HTML page …)
 FLAG_OVERSIZED = 16  # the first bytes of a block whose line broke the line cap
 
-FrameRole = Literal["body", "oversized"]
 _ROLE_FLAGS = {"body": FLAG_BODY, "oversized": FLAG_OVERSIZED}
-
-
-@dataclass(frozen=True, slots=True)
-class MarkedFrame(RawFrame):
-    """A frame row the pipeline adds that no decoded block is: ``role="body"``, a response
-    body that was not a stream (an HTTP error's JSON, a proxy's HTML page: not in the reads,
-    so its bytes travel with the row); ``role="oversized"``, the first bytes of the block
-    whose line broke the line cap. Both are ``error`` rows, flagged :data:`FLAG_BODY` or
-    :data:`FLAG_OVERSIZED`, with no events."""
-
-    role: FrameRole = "body"
 
 
 _EVENT_KINDS: dict[type[StreamEvent], int] = {

@@ -4,7 +4,7 @@ chosen theme (View → Theme), both from ``window.ini``.
 Imported before the first paint, so it is small and loads only QtCore/QtGui classes the frame
 needs anyway: not the ``Qt`` namespace (its ~100 enums take ~25 ms to load; only a chosen
 Light/Dark theme, told to Qt, loads it here). :mod:`~streamscope.ui.base.theme` re-exports the
-theme's part; :mod:`~streamscope.ui.window_state` the geometry's.
+theme's part; :mod:`~streamscope.ui.shell.window_state` the geometry's.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""How an answer's text is shown (a part of :class:`~streamscope.ui.chat.answer_card.AssistantCard`).
+"""How an answer's text is shown (a part of
+:class:`~streamscope.ui.chat.answer_card.AssistantCard`).
 
 Streamed text goes to a *tail* pane as plain text (cost per append independent of the
 answer's length); a few times a second the finished blocks at the head of the tail are

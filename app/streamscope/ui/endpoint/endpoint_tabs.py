@@ -1,7 +1,7 @@
 """The endpoint dialog's Network tab (extra headers, timeouts, the line cap, TLS, client
 certificate, proxy) and what the dialog's tabs share; the Request tab is
-:mod:`streamscope.ui.endpoint.endpoint_request_tab`. Each tab loads an :class:`Endpoint` and gives it
-back edited."""
+:mod:`streamscope.ui.endpoint.endpoint_request_tab`. Each tab loads an :class:`Endpoint` and
+gives it back edited."""
 
 from __future__ import annotations
 

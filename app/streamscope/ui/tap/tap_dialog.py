@@ -1,6 +1,7 @@
 """Endpoint → Tap another app…: the tap's dialog — upstream (a configured endpoint, the
 built-in demo or a URL), port, Start/Stop, and once the tap runs, the base URL to paste and
-the SDKs' environment lines. The tap itself is :class:`~streamscope.ui.tap.tap_panel.TapController`'s.
+the SDKs' environment lines. The tap itself is
+:class:`~streamscope.ui.tap.tap_panel.TapController`'s.
 """
 
 from __future__ import annotations

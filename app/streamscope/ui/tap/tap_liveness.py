@@ -14,39 +14,55 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from streamscope.ui.base import pacing
 from streamscope.ui.base.paint_clock import PaintClock, default_clock
 
 if TYPE_CHECKING:
-    from streamscope.core.turn.liveness import Liveness
-    from streamscope.ui.tap.tap_panel import TappedExchange
+    from streamscope.core.turn.liveness import Arrivals, Liveness, LivenessWatch
 
-__all__ = ["TapLiveness"]
+__all__ = ["LiveItem", "TapLiveness"]
 
 
-class TapLiveness:
+class _Arrivals(Protocol):
+    def arrivals(self, shown: int) -> Arrivals | None: ...
+
+
+class LiveItem(Protocol):
+    """What the clock reads of a streaming exchange: its watch and what has arrived."""
+
+    @property
+    def watch(self) -> LivenessWatch: ...
+
+    @property
+    def feed(self) -> _Arrivals: ...
+
+
+Item = TypeVar("Item", bound=LiveItem)
+
+
+class TapLiveness(Generic[Item]):
     """Ticks the exchanges between :meth:`begin` and :meth:`end`; ``ticked(item, live)``
     gets each one's :class:`~streamscope.core.turn.liveness.Liveness` at every tick."""
 
     def __init__(
         self,
-        ticked: Callable[[TappedExchange, Liveness], None],
+        ticked: Callable[[Item, Liveness], None],
         clock: PaintClock | None = None,
     ) -> None:
         self._ticked = ticked
         self.clock = clock if clock is not None else default_clock()
-        self.streaming: list[TappedExchange] = []
+        self.streaming: list[Item] = []
         self.ticks = 0
         self.clock.add_source(self._tick)
 
-    def begin(self, item: TappedExchange) -> None:
+    def begin(self, item: Item) -> None:
         """``item`` started streaming."""
         self.streaming.append(item)
         self.clock.poke(self._tick, pacing.LIVE_CLOCK_MS)
 
-    def end(self, item: TappedExchange) -> None:
+    def end(self, item: Item) -> None:
         """``item`` ended (its last tick has been)."""
         if item in self.streaming:
             self.streaming.remove(item)

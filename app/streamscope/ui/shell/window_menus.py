@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from streamscope.ui.chat.conversation_switcher import ConversationSwitcher
     from streamscope.ui.chat.conversations_panel import ConversationsPanel
     from streamscope.ui.endpoint.endpoint_bar import EndpointBar
-    from streamscope.ui.file_actions import FileActions
     from streamscope.ui.inspector.inspector import InspectorPanel
+    from streamscope.ui.shell.file_actions import FileActions
 
 __all__ = ["MenuWindow", "build_menus"]
 

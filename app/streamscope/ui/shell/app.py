@@ -30,7 +30,7 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     app.setDesktopFileName(APP_ID)  # the Wayland app id = the .desktop file's name
     app.setQuitOnLastWindowClosed(False)  # we end the loop ourselves, after a clean shutdown
 
-    from streamscope.ui.single_instance import SingleInstance
+    from streamscope.ui.shell.single_instance import SingleInstance
 
     instance = SingleInstance()
     if not instance.acquire(open_path):
@@ -40,15 +40,15 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
             print("StreamScope is already running for this profile; brought it to the front.")
         return 0
 
-    from streamscope.ui.after_paint import call_after_paint, paint_now, preload
     from streamscope.ui.base.first_paint import apply_saved_theme
-    from streamscope.ui.main_window import MainWindow
+    from streamscope.ui.shell.after_paint import call_after_paint, paint_now, preload
+    from streamscope.ui.shell.main_window import MainWindow
 
     apply_saved_theme()  # (the first paint in the chosen theme already)
     window = MainWindow(deferred=True)
     window.show()
     paint_now(window)
-    from streamscope.ui.main_window import BUILD_MODULES
+    from streamscope.ui.shell.main_window import BUILD_MODULES
 
     preload(BUILD_MODULES)  # (in a thread: the frame answers meanwhile)
 
@@ -59,7 +59,7 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     setup_logging()
     store, captures = open_profile()
 
-    from streamscope.ui.gc_guard import MainThreadCollector
+    from streamscope.ui.shell.gc_guard import MainThreadCollector
 
     collector = MainThreadCollector()  # Qt objects must die on the Qt thread
     loop = qasync.QEventLoop(app)

@@ -2,10 +2,12 @@
 
 Endpoint bar (top) · conversations (left dock) · chat view + composer (centre) · inspector
 (right dock) · tools (dock, hidden until asked for) · status bar. The features are objects of
-their own, given what they use: the endpoint bar (:mod:`~streamscope.ui.endpoint.endpoint_bar`), which
-conversation is open (:mod:`~streamscope.ui.chat.conversation_switcher`), files
-(:mod:`~streamscope.ui.file_actions`), the Stream menu (:mod:`~streamscope.ui.tools.power_tools`);
-the layout is remembered by :mod:`~streamscope.ui.window_state`.
+their own, given what they use: the endpoint bar
+(:mod:`~streamscope.ui.endpoint.endpoint_bar`), which conversation is open
+(:mod:`~streamscope.ui.chat.conversation_switcher`), files
+(:mod:`~streamscope.ui.shell.file_actions`), the Stream menu
+(:mod:`~streamscope.ui.tools.power_tools`); the layout is remembered by
+:mod:`~streamscope.ui.shell.window_state`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from streamscope import __version__
 from streamscope.core import paths
 from streamscope.ui.base.first_paint import restore_geometry
 from streamscope.ui.base.resources import app_icon
-from streamscope.ui.file_drop import install_file_drop
+from streamscope.ui.shell.file_drop import install_file_drop
 
 if TYPE_CHECKING:
     # Imported by build(), after the first paint: importing them takes longer than showing
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
 BUILD_MODULES = (
     "asyncio",
     "qasync",
-    "streamscope.ui.window_state",
+    "streamscope.ui.shell.window_state",
     "streamscope.ui.chat.chat_controller",
     "streamscope.ui.chat.chat_view",
     "streamscope.ui.chat.composer",
@@ -54,10 +56,10 @@ BUILD_MODULES = (
     "streamscope.ui.chat.conversations_panel",
     "streamscope.ui.endpoint.demo_service",
     "streamscope.ui.endpoint.endpoint_bar",
-    "streamscope.ui.file_actions",
+    "streamscope.ui.shell.file_actions",
     "streamscope.ui.inspector.inspector",
     "streamscope.ui.inspector.turn_feed",
-    "streamscope.ui.window_menus",
+    "streamscope.ui.shell.window_menus",
     "streamscope.ui.chat.status_panel",
     "streamscope.ui.base.theme",
     "streamscope.ui.chat.tools_panel",
@@ -68,7 +70,7 @@ BUILD_MODULES = (
     "streamscope.core.capture.files",
 )
 """What :meth:`MainWindow.build` imports (modules and what they import: most of the window),
-loaded in a thread while the frame is on screen (:func:`streamscope.ui.app.run_app`): imports
+loaded in a thread while the frame is on screen (:func:`streamscope.ui.shell.app.run_app`): imports
 are most of the build's time, and the frame answers meanwhile. A test keeps it whole."""
 
 
@@ -138,7 +140,6 @@ class MainWindow(QMainWindow):
         from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QVBoxLayout
 
-        from streamscope.ui import window_state
         from streamscope.ui.base.theme import ThemeManager, set_text_colour
         from streamscope.ui.chat.chat_controller import ChatController
         from streamscope.ui.chat.chat_view import ChatView
@@ -149,9 +150,10 @@ class MainWindow(QMainWindow):
         from streamscope.ui.chat.tools_panel import ToolsPanel
         from streamscope.ui.endpoint.demo_service import DemoService
         from streamscope.ui.endpoint.endpoint_bar import EndpointBar
-        from streamscope.ui.file_actions import FileActions
         from streamscope.ui.inspector.inspector import InspectorPanel
         from streamscope.ui.inspector.turn_feed import InspectorFeed
+        from streamscope.ui.shell import window_state
+        from streamscope.ui.shell.file_actions import FileActions
 
         assert not self.built, "MainWindow.build() runs once"
         self.theme = ThemeManager(self)  # the saved theme, before the panels are built
@@ -244,7 +246,7 @@ class MainWindow(QMainWindow):
 
         self._shortcuts_dialog: QDialog | None = None
         self.log_folder_dialog: QDialog | None = None
-        from streamscope.ui.window_menus import build_menus
+        from streamscope.ui.shell.window_menus import build_menus
 
         self._help_menu = build_menus(self, self)
         from streamscope.ui.base.focus_ring import FocusRing
@@ -264,7 +266,7 @@ class MainWindow(QMainWindow):
         self._power_tools: PowerTools | None = None
         self.built = True
         # The Stream menu (power tools, ~0.1 s to import) is built once the panels have painted.
-        from streamscope.ui.after_paint import call_after_paint
+        from streamscope.ui.shell.after_paint import call_after_paint
 
         call_after_paint(self, lambda: self.power_tools)
 
@@ -474,7 +476,7 @@ class MainWindow(QMainWindow):
         self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
 
     def _on_logs_triggered(self) -> None:
-        from streamscope.ui.log_folder import open_log_folder
+        from streamscope.ui.shell.log_folder import open_log_folder
 
         self.log_folder_dialog = open_log_folder(paths.log_dir(), self)
 
@@ -501,7 +503,7 @@ class MainWindow(QMainWindow):
     # -- lifetime ------------------------------------------------------------------------
 
     def save_settings(self) -> None:
-        from streamscope.ui import window_state
+        from streamscope.ui.shell import window_state
 
         window_state.save(self, self.inspector)
 
