@@ -39,6 +39,7 @@ EXCLUDED_MODULES = (
     "pytest",
     "_pytest",
     "pytestqt",
+    "pytest_timeout",
     "hypothesis",
     "mypy",
     "mypyc",

@@ -46,6 +46,42 @@ def test_run_app_drives_the_window_with_a_qasync_loop(qapp: object) -> None:
     assert isinstance(seen.get("loop"), qasync.QEventLoop), seen
 
 
+def test_every_callback_from_start_up_to_close_runs_inside_the_loop(
+    qapp: object, monkeypatch: object
+) -> None:
+    """A task begun while the window is built (a click during start-up) steps with a running
+    loop: qasync's run_until_complete() ends with a bare processEvents() where a pending step
+    would raise "no running event loop" (that hung the start-up test on a busy machine)."""
+    import asyncio
+
+    import pytest
+
+    from streamscope.ui.shell import main_window
+    from streamscope.ui.shell.app import run_app
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    steps: list[str] = []
+    original = main_window.MainWindow.building
+
+    def chain(depth: int) -> None:  # a task's steps: each one schedules the next
+        try:
+            asyncio.get_running_loop()
+            steps.append("in loop")
+        except RuntimeError:
+            steps.append("no loop")
+        if depth:
+            asyncio.get_event_loop().call_soon(chain, depth - 1)
+
+    def building(self: main_window.MainWindow, **kwargs: object):  # type: ignore[no-untyped-def]
+        yield from original(self, **kwargs)  # type: ignore[arg-type]
+        chain(6)  # (pending when the build's last step returns)
+        asyncio.get_event_loop().call_later(0.3, self.close)
+
+    monkeypatch.setattr(main_window.MainWindow, "building", building)
+    assert run_app([]) == 0
+    assert steps == ["in loop"] * 7, steps
+
+
 def test_window_layout_is_remembered_in_the_profile(qtbot: QtBot, aloop: object) -> None:
     """Geometry, dock layout, the inspector's open tab and its splitter come back."""
     from streamscope.core import paths

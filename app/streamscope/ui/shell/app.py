@@ -66,21 +66,27 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
 
-    async def build() -> None:  # (in steps, the loop running between them)
-        for _step in window.building(store=store, captures=captures):
-            await asyncio.sleep(0)
+    def connect() -> None:  # (once built)
+        instance.raiseRequested.connect(window.bring_to_front)
+        instance.openRequested.connect(lambda path: window.open_capture(Path(path), speed=None))
+        # (QtNetwork: once the panels have painted; a second start meanwhile waits for it, ≤ 2 s)
+        call_after_paint(window, instance.listen)
+        window.closed.connect(closed.set)
+        app.aboutToQuit.connect(closed.set)  # e.g. the display went away
+        if not window.isVisible():  # closed while it was starting
+            closed.set()
+        if open_path is not None:
+            QTimer.singleShot(0, window, lambda: window.open_capture(open_path, speed=None))
 
-    loop.run_until_complete(build())
-    instance.raiseRequested.connect(window.bring_to_front)
-    instance.openRequested.connect(lambda path: window.open_capture(Path(path), speed=None))
-    # (QtNetwork: once the panels have painted; a second start meanwhile waits for it, ≤ 2 s)
-    call_after_paint(window, instance.listen)
-    window.closed.connect(closed.set)
-    app.aboutToQuit.connect(closed.set)  # e.g. the display went away
-    if not window.isVisible():  # closed while it was starting
-        closed.set()
-    if open_path is not None:
-        QTimer.singleShot(0, window, lambda: window.open_capture(open_path, speed=None))
+    async def main() -> None:
+        # One run of the loop from the first build step to the shutdown: qasync's
+        # run_until_complete ends with a bare processEvents(), where a task's step (a click
+        # during start-up, a task begun while building) would run with no running loop.
+        for _step in window.building(store=store, captures=captures):
+            await asyncio.sleep(0)  # (the loop runs between the steps)
+        connect()
+        await closed.wait()
+        await window.shutdown()
 
     # Ctrl-C / SIGTERM close the window (which cancels a running turn) instead of killing it.
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -91,8 +97,7 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     wakeup.timeout.connect(lambda: None)
     try:
         with loop:
-            loop.run_until_complete(closed.wait())
-            loop.run_until_complete(window.shutdown())
+            loop.run_until_complete(main())
     except RuntimeError:  # the Qt loop was stopped from outside (display lost)
         pass
     finally:
