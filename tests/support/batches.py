@@ -8,7 +8,7 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline
 from streamscope.core.turn.progress import ProgressEncoder
-from streamscope.ui.chat.turn_runner import ProgressBatch
+from streamscope.ui.chat.turn_start import ProgressBatch
 
 
 def pipeline_batches(

@@ -18,7 +18,7 @@ from streamscope.core.turn.pipeline import ParsedFrame
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.core.wire.events import StreamEvent, TextDelta
 from streamscope.core.wire.sse import RawFrame, SSEEvent
-from streamscope.ui.chat.turn_runner import ProgressBatch, TurnStart
+from streamscope.ui.chat.turn_start import ProgressBatch, TurnStart
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.frame_detail import MARK, hex_dump, visible_text
 from streamscope.ui.inspector.frames_filter import FramesFilterModel

@@ -19,7 +19,7 @@ from pytestqt.qtbot import QtBot
 
 from streamscope.core.turn.model import parse_arguments as parse_state
 from streamscope.core.wire.dialects.base import RequestSpec
-from streamscope.ui.chat.turn_runner import TurnStart
+from streamscope.ui.chat.turn_start import TurnStart
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.timeline_panel import GapSeries
 from support.batches import pipeline_batches

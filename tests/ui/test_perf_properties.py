@@ -28,7 +28,8 @@ from streamscope.ui.chat.markdown import (
     Prose,
 )
 from streamscope.ui.chat.text_pane import LINE_PIECE, PlainAppender
-from streamscope.ui.chat.turn_runner import ProgressBatch, TurnRunner
+from streamscope.ui.chat.turn_runner import TurnRunner
+from streamscope.ui.chat.turn_start import ProgressBatch
 from streamscope.ui.inspector import InspectorPanel
 
 

@@ -32,7 +32,7 @@ def window(qtbot: QtBot, aloop: object) -> Iterator[MainWindow]:
 
 def _start(qtbot: QtBot, window: MainWindow, upstream: str) -> TapDialog:
     window.open_tap_dialog()
-    dialog = window._tap_dialog
+    dialog = window.tap_dock.dialog
     assert isinstance(dialog, TapDialog)
     dialog.upstream.setEditText(upstream)
     dialog.port.setValue(0)
@@ -167,7 +167,7 @@ def test_an_endpoint_upstream_brings_its_tls_options(qtbot: QtBot, window: MainW
 
 def test_the_header_names_the_model_a_tapped_request_asked_for() -> None:
     from streamscope.core.tap.proxy import TapExchange
-    from streamscope.ui.tap.tap_panel import _model_asked
+    from streamscope.ui.tap.tapped import _model_asked
 
     def asked(path: str, body: bytes) -> str:
         return _model_asked(TapExchange(1, "POST", path, "http://u" + path, {}, body, None, 0.0))
@@ -190,7 +190,7 @@ def test_the_tapped_list_is_built_when_its_dock_is_first_shown(
     window.show()
     qtbot.waitExposed(window)
     assert not isinstance(window.tapped_dock.widget(), TapPanel)
-    assert window._tap is None
+    assert window.tap_dock._tap is None
     window.tapped_dock.toggleViewAction().trigger()
     panel = window.tapped_dock.widget()
     assert isinstance(panel, TapPanel)
@@ -199,7 +199,7 @@ def test_the_tapped_list_is_built_when_its_dock_is_first_shown(
     assert panel.state.text() == "Tap not running"
     assert panel.texts() == []
     panel.open_dialog.click()
-    dialog = window._tap_dialog
+    dialog = window.tap_dock.dialog
     assert isinstance(dialog, TapDialog)
     assert dialog.isVisible()
     dialog.close()

@@ -15,7 +15,8 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.conversation import Conversation, Message
 from streamscope.core.wire.dialects import get_dialect
-from streamscope.ui.chat.turn_runner import ProgressBatch, TurnRunner, TurnStart
+from streamscope.ui.chat.turn_runner import TurnRunner
+from streamscope.ui.chat.turn_start import ProgressBatch, TurnStart
 from support.rawhttp import RawServer, chunk, head
 
 

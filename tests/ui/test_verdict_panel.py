@@ -15,7 +15,7 @@ from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.ui.chat.answer_card import AssistantCard
 from streamscope.ui.chat.status_panel import StatusPanel
-from streamscope.ui.chat.turn_runner import TurnStart
+from streamscope.ui.chat.turn_start import TurnStart
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.inspector import TAB_FRAMES, TAB_VERDICT
 from streamscope.ui.inspector.verdict_panel import COL_FRAME, COL_MESSAGE, COL_RULE

@@ -64,7 +64,7 @@ def test_the_table_is_the_keys_and_the_help_lists_the_table(window: MainWindow) 
     assert [text.removesuffix(" (in the message box)") for _, text in rows] == [
         e.text for e in SHORTCUTS
     ]
-    help_menu = {a.text(): a for a in window._help_menu.actions()}
+    help_menu = {a.text(): a for a in window.help.menu.actions()}
     assert help_menu["&Keyboard shortcuts"].shortcut() == QKeySequence("F1")
     assert window.show_shortcuts() is dialog  # asked again: the same one, raised
 
@@ -113,7 +113,7 @@ def test_the_chat_menu_shows_what_a_click_would_do(window: MainWindow) -> None:
 
 
 def open_logs(window: MainWindow) -> None:
-    action = next(a for a in window._help_menu.actions() if a.text() == "Open &log folder")
+    action = next(a for a in window.help.menu.actions() if a.text() == "Open &log folder")
     action.trigger()
 
 

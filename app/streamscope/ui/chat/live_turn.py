@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from streamscope.ui.chat.liveness_ticker import LivenessTicker
     from streamscope.ui.chat.status_panel import StatusPanel
     from streamscope.ui.chat.turn_ref import TurnRef
-    from streamscope.ui.chat.turn_runner import ProgressBatch, TurnRunner, TurnStart
+    from streamscope.ui.chat.turn_runner import TurnRunner
+    from streamscope.ui.chat.turn_start import ProgressBatch, TurnStart
     from streamscope.ui.chat.turn_viewer import TurnViewer
 
 __all__ = ["LiveTurn", "requested_model"]

@@ -18,7 +18,7 @@ from streamscope.core.turn.liveness import Liveness
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, format_bytes
 from streamscope.ui.base.theme import set_text_colour
-from streamscope.ui.chat.turn_runner import ProgressBatch
+from streamscope.ui.chat.turn_start import ProgressBatch
 
 GLYPHS = {
     # outcome: (glyph, its colour's name in streamscope.ui.base.theme.TEXT)

@@ -16,7 +16,8 @@ from PySide6.QtCore import QObject, Signal
 
 from streamscope.core.capture.format import Capture
 from streamscope.core.turn.model import Turn
-from streamscope.ui.chat.turn_runner import TurnRunner, TurnStart
+from streamscope.ui.chat.turn_runner import TurnRunner
+from streamscope.ui.chat.turn_start import TurnStart
 
 __all__ = ["MAX_TURNS", "SessionTurn", "SessionTurnsRecorder"]
 

@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -41,6 +39,8 @@ from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.progress import Progress, ProgressEncoder
 from streamscope.ui.base import pacing
 from streamscope.ui.base.paint_clock import PaintClock, default_clock
+from streamscope.ui.chat.turn_start import ProgressBatch, TurnStart
+from streamscope.ui.chat.warm_up import WARM_UP_DELAY_MS, warm_up_network
 
 if TYPE_CHECKING:
     # The network stack (httpx) and the capture store load with the first turn, not with
@@ -55,33 +55,6 @@ if TYPE_CHECKING:
     from streamscope.core.wire.dialects.base import RequestSpec
 
 _log = logging.getLogger("streamscope")
-
-
-@dataclass(frozen=True, slots=True)
-class TurnStart:
-    """What was sent (``spec`` is unredacted: redact before showing, scrub before saving).
-
-    ``recorded``: for a replay, the capture's reads — all of them already in memory, so a
-    view can index them instead of keeping a copy of what the batches bring."""
-
-    spec: RequestSpec
-    body: bytes
-    dialect: str
-    t0: float
-    recorded: ReadLog | None = None
-    scrubber: Scrubber = field(default_factory=Scrubber)
-    """The request's secrets, masked in whatever is saved of the turn."""
-    capture_id: str | None = None
-    """The capture being written, when the runner has a capture store."""
-    timeouts: StreamTimeouts | None = None
-    """The client's timeouts for a live turn (``None``: a replay)."""
-    arrivals: ArrivalSource | None = None
-    """What the turn's reader has received, read at any moment (a live turn): ahead of the
-    batches when they queue behind a slow display."""
-
-
-ProgressBatch = Progress
-"""What ``turnProgressed`` carries: see :class:`~streamscope.core.turn.progress.Progress`."""
 
 
 class _Collector:
@@ -174,6 +147,7 @@ class TurnRunner(QObject):
         self._capture: Capture | None = None
         self._recorder: CaptureRecorder | None = None
         self._recording: asyncio.Future[Capture] | None = None
+        self._closed = False  # (aclose() ran: no warm-up starts the worker again)
         self.warm_ups: list[Callable[[], object]] = []
         """Called (on this thread: quick) when the runner warms up: what else the first
         send needs ready (the built-in demo's modules)."""
@@ -185,6 +159,8 @@ class TurnRunner(QObject):
             QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, self._warm_up))
 
     def _warm_up(self) -> None:
+        if self._closed:  # (the window closed before its warm-up was due)
+            return
         self.warming = warm_up_network(http=self._worker is None)
         for warm in self.warm_ups:
             warm()
@@ -222,6 +198,7 @@ class TurnRunner(QObject):
 
     async def aclose(self) -> None:
         """Close the HTTP client if one was made, and stop the worker process."""
+        self._closed = True
         if self._client is not None:
             await self._client.aclose()
         if self._worker is not None:
@@ -452,46 +429,6 @@ class TurnRunner(QObject):
     def _emit(self, batch: ProgressBatch) -> None:
         self.flushes += 1
         self.turnProgressed.emit(batch)
-
-
-WARM_UP_DELAY_MS = 250
-
-_HTTP_MODULES = (
-    *("httpx", "httpcore", "h11", "sniffio", "certifi", "truststore"),  # the HTTP stack
-    *("anyio._backends._asyncio", "anyio.streams.tls", "anyio.to_thread"),  # (anyio is lazy)
-    "streamscope.core.net.client",
-)
-_KEY_MODULES = ("keyring", "streamscope.core.net.secrets")  # the API key lookup
-_TURN_MODULES = (
-    "streamscope.core.capture.recorder",  # every live turn is recorded (TurnRunner.start)
-    "streamscope.core.verdict",  # the Verdict tab's checker, at the turn's end (~25 ms)
-)
-_warming: dict[bool, threading.Thread] = {}
-
-
-def warm_up_network(*, http: bool = True) -> threading.Thread:
-    """Do what the first send would do on the UI thread, in a background thread, once:
-    import the keyring, the capture recorder, the verdict's checker and, unless the stream
-    worker reads the stream, the HTTP stack (~60 ms); then detect the keyring's backend
-    (``keyring.get_keyring()``: its plugins' imports, 0.1-0.4 s on a desktop; it reads no
-    key, so nothing can prompt). No Qt, no sockets. Returns the thread (the one of an
-    earlier call)."""
-    thread = _warming.get(http)
-    if thread is None:
-        names = (*_KEY_MODULES, *_TURN_MODULES, *(_HTTP_MODULES if http else ()))
-
-        def load() -> None:
-            for name in names:
-                with contextlib.suppress(ImportError):
-                    importlib.import_module(name)
-            with contextlib.suppress(Exception):  # (a broken keyring says so when it is used)
-                import keyring
-
-                keyring.get_keyring()
-
-        thread = _warming[http] = threading.Thread(target=load, name="network-warm-up", daemon=True)
-        thread.start()
-    return thread
 
 
 def _consume_result(task: asyncio.Task[Any]) -> None:

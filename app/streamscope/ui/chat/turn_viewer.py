@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from streamscope.core.turn.liveness import Liveness
     from streamscope.core.turn.model import Turn
     from streamscope.ui.chat.turn_ref import TurnRef
-    from streamscope.ui.chat.turn_runner import ProgressBatch, TurnStart
+    from streamscope.ui.chat.turn_start import ProgressBatch, TurnStart
 
 __all__ = ["TurnViewer"]
 

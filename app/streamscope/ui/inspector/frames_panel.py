@@ -32,7 +32,7 @@ from streamscope.core.turn.model import TurnDelta
 from streamscope.ui.base import pacing
 from streamscope.ui.base.paint_clock import default_clock
 from streamscope.ui.base.theme import colour, rgba, set_text_colour, text_fill
-from streamscope.ui.chat.turn_runner import ProgressBatch
+from streamscope.ui.chat.turn_start import ProgressBatch
 from streamscope.ui.inspector.frame_detail import FrameDetail
 from streamscope.ui.inspector.frames_filter import FramesFilterModel
 from streamscope.ui.inspector.frames_model import (

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import ToolCallState, Turn, TurnDelta, apply_tool_calls
-from streamscope.ui.chat.turn_runner import ProgressBatch, TurnStart
+from streamscope.ui.chat.turn_start import ProgressBatch, TurnStart
 from streamscope.ui.inspector.frames_model import FramesModel
 from streamscope.ui.inspector.frames_panel import FramesPanel
 from streamscope.ui.inspector.request_panel import RequestPanel

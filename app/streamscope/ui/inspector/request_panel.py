@@ -27,7 +27,7 @@ from streamscope.core.turn.error_body import header, pretty_body, read_body
 from streamscope.core.turn.outcome import format_bytes
 from streamscope.core.wire.context import ContextCut, body_messages
 from streamscope.ui.base.theme import monospace_font
-from streamscope.ui.chat.turn_runner import TurnStart
+from streamscope.ui.chat.turn_start import TurnStart
 from streamscope.ui.inspector.frame_detail import MAX_DETAIL_BYTES, hex_dump
 
 __all__ = ["RequestPanel", "body_text", "pretty_body"]

@@ -33,7 +33,8 @@ from PySide6.QtCore import QObject, Signal
 
 from streamscope.core.turn.model import Turn
 from streamscope.ui.chat.turn_ref import TurnRef
-from streamscope.ui.chat.turn_runner import ProgressBatch, TurnRunner, TurnStart
+from streamscope.ui.chat.turn_runner import TurnRunner
+from streamscope.ui.chat.turn_start import ProgressBatch, TurnStart
 from streamscope.ui.inspector.inspector import InspectorPanel, ParkedTurn
 
 if TYPE_CHECKING:

@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QMainWindow, QWidget
 
-from streamscope import __version__
-from streamscope.core import paths
 from streamscope.ui.base.first_paint import restore_geometry
 from streamscope.ui.base.resources import app_icon
 from streamscope.ui.shell.file_drop import install_file_drop
@@ -60,6 +58,8 @@ BUILD_MODULES = (
     "streamscope.ui.inspector.inspector",
     "streamscope.ui.inspector.turn_feed",
     "streamscope.ui.shell.window_menus",
+    "streamscope.ui.shell.chat_wiring",
+    "streamscope.ui.tap.tap_dock",
     "streamscope.ui.chat.status_panel",
     "streamscope.ui.base.theme",
     "streamscope.ui.chat.tools_panel",
@@ -153,6 +153,7 @@ class MainWindow(QMainWindow):
         from streamscope.ui.inspector.inspector import InspectorPanel
         from streamscope.ui.inspector.turn_feed import InspectorFeed
         from streamscope.ui.shell import window_state
+        from streamscope.ui.shell.chat_wiring import ChatWiring
         from streamscope.ui.shell.file_actions import FileActions
 
         assert not self.built, "MainWindow.build() runs once"
@@ -222,33 +223,19 @@ class MainWindow(QMainWindow):
             endpoint=self.endpoint_bar.current_endpoint,
             parent=self,
         )
-        self.switcher.opened.connect(self._update_alternatives)
         self.conversations.newRequested.connect(self.switcher.new_conversation)
         self.conversations.conversationChosen.connect(self.switcher.open_conversation)
         self.conversations.deleted.connect(self.switcher.conversation_deleted)
         self.files = FileActions(self.controller, self.status, store, self)
         self.conversations.exportRequested.connect(self.files.export_conversation)
-        self.endpoint_bar.endpointChanged.connect(self._on_endpoint_bar_endpoint_changed)
         self.endpoint_bar.endpointChanged.connect(self.switcher.endpoint_changed)
-        self.endpoint_bar.alternativeStepped.connect(self._on_endpoint_bar_alternative_stepped)
-        self._on_endpoint_bar_endpoint_changed()
-        self.tools_panel.toolsChanged.connect(self._on_tools_panel_tools_changed)
-        self.composer.sendRequested.connect(self.controller.send)
-        self.composer.stopRequested.connect(self.controller.stop)
-        self.composer.regenerateRequested.connect(self.controller.regenerate)
-        self.composer.editLastRequested.connect(self._on_composer_edit_last)
-        self.composer.editCancelRequested.connect(self.controller.cancel_edit)
-        self.controller.editingChanged.connect(self._on_controller_editing_changed)
-        self.controller.busyChanged.connect(self._on_controller_busy_changed)
-        self.controller.historyChanged.connect(self._on_controller_history_changed)
+        self.wiring = ChatWiring(self)
         self._build_tap()
         yield
 
-        self._shortcuts_dialog: QDialog | None = None
-        self.log_folder_dialog: QDialog | None = None
         from streamscope.ui.shell.window_menus import build_menus
 
-        self._help_menu = build_menus(self, self)
+        self.help = build_menus(self, self)
         from streamscope.ui.base.focus_ring import FocusRing
 
         self.focus_ring = FocusRing(self)  # keyboard focus is always visible
@@ -287,7 +274,7 @@ class MainWindow(QMainWindow):
                 current_endpoint=self.endpoint_bar.current_endpoint,
                 window=self,
             )
-            self.menuBar().insertMenu(self._help_menu.menuAction(), self._power_tools.menu)
+            self.menuBar().insertMenu(self.help.menu.menuAction(), self._power_tools.menu)
         return self._power_tools
 
     # -- kept on the window for scripts and tests ----------------------------------------
@@ -342,163 +329,46 @@ class MainWindow(QMainWindow):
         return dock
 
     def _build_tap(self) -> None:
-        """The Tapped dock (a tab beside Conversations). Its panel and the tap's controller
-        are built when the dock is first shown or a tap is opened, not with the window."""
-        self._tap: TapController | None = None
-        self._tap_panel: TapPanel | None = None
-        self.tapped_dock = self._dock(
-            "Tapped", QWidget(self), self.dockWidgetArea(self.conversations_dock)
+        from streamscope.ui.tap.tap_dock import TapDock
+
+        self.tap_dock = TapDock(
+            self,
+            inspector=self.inspector,
+            beside=self.conversations_dock,
+            endpoints=lambda: list(self.endpoint_bar.endpoints.endpoints),
+            demo=self.demo,
+            tls_for=self.endpoint_bar.tls,
+            busy=lambda: self.controller.busy,
         )
-        # Hidden until a tap is opened, then a tab beside Conversations (a tab group from the
-        # start would be sized by Qt as one, squeezing Conversations to its minimum width).
-        self.tapped_dock.hide()
-        self.tapped_dock.visibilityChanged.connect(self._on_tapped_dock_visibility_changed)
-        self.controller.busyChanged.connect(self._on_controller_busy_for_tap)
-        self._tap_dialog: QDialog | None = None
+        self.tapped_dock = self.tap_dock.dock
+        self.controller.busyChanged.connect(self.tap_dock.chat_busy)
 
     @property
     def tap(self) -> TapController:
-        """The tap (started from its dialog) and its exchanges; built on first use."""
-        if self._tap is None:
-            from streamscope.ui.tap.tap_panel import TapController
-
-            self._tap = TapController(
-                self.inspector, busy=lambda: self.controller.busy, parent=self
-            )
-        return self._tap
+        """The tap and its exchanges (built on first use)."""
+        return self.tap_dock.tap
 
     @property
     def tap_panel(self) -> TapPanel:
-        """The Tapped dock's list; built when the dock is first shown."""
-        if self._tap_panel is None:
-            from streamscope.ui.tap.tap_panel import TapPanel
-
-            panel = self._tap_panel = TapPanel(self.tap, self)
-            panel.open_dialog.clicked.connect(self.open_tap_dialog)
-            placeholder = self.tapped_dock.widget()
-            self.tapped_dock.setWidget(panel)
-            if placeholder is not None:
-                placeholder.deleteLater()
-        return self._tap_panel
-
-    def _on_tapped_dock_visibility_changed(self, visible: bool) -> None:
-        if visible and self._tap_panel is None:
-            self.tap_panel  # noqa: B018 (built as it is shown)
+        """The Tapped dock's list (built when the dock is first shown)."""
+        return self.tap_dock.panel
 
     def open_tap_dialog(self) -> None:
-        """Endpoint → Tap another app…: the tap's dialog (one, not modal)."""
-        from streamscope.ui.tap.tap_dialog import TapDialog
-
-        self.tap_panel  # noqa: B018 (the Tapped list, shown below, lists what the tap takes)
-
-        if self._tap_dialog is None:
-            endpoints = list(self.endpoint_bar.endpoints.endpoints)
-            self._tap_dialog = TapDialog(
-                self.tap, endpoints, self.demo, self, tls_for=self.endpoint_bar.tls
-            )
-        self._tap_dialog.show()
-        self._tap_dialog.raise_()
-        if self.tapped_dock.isHidden() and not self.tabifiedDockWidgets(self.tapped_dock):
-            self.tabifyDockWidget(self.conversations_dock, self.tapped_dock)
-        self.tapped_dock.show()
-        self.tapped_dock.raise_()
-
-    def _on_controller_busy_for_tap(self, busy: bool) -> None:
-        if busy and self._tap is not None:  # a chat turn streams into the inspector now
-            self._tap.release_inspector()
-
-    def _on_endpoint_bar_endpoint_changed(self) -> None:
-        ep = self.endpoint_bar.current_endpoint()
-        self.setWindowTitle(f"StreamScope — {ep.name} · {ep.model}")
-        self.tls_label.setVisible(not ep.tls_verify)
-        self._show_context()
-
-    def _show_context(self) -> None:
-        """The composer says what the next message sends when the endpoint's policy limits
-        it (the whole stored conversation otherwise: nothing to say)."""
-        policy = self.endpoint_bar.current_endpoint().context_policy
-        session = self.controller.session
-        self.composer.show_context(None if policy.kind == "all" else session.next_cut(policy))
-
-    def _update_alternatives(self) -> None:
-        """The pagers sit on the answers they page (every step's, kept by the controller),
-        not on the toolbar."""
-        chosen, _count = self.controller.history.alternatives()
-        self.endpoint_bar.show_alternatives(chosen, 0)
-        self.controller.sync_answer_pagers()
-
-    def _on_endpoint_bar_alternative_stepped(self, step: int) -> None:
-        chosen, _count = self.controller.history.alternatives()
-        self.controller.choose_alternative(chosen + step)
-        self._update_alternatives()
-
-    def _on_tools_panel_tools_changed(self) -> None:
-        self.controller.session.set_tools(self.tools_panel.tools())
-
-    def _on_composer_edit_last(self) -> None:
-        text = self.controller.edit_last()
-        if text is not None:
-            self.composer.begin_edit(text)
+        """Endpoint → Tap another app…"""
+        self.tap_dock.open_dialog()
 
     def stop_or_cancel_edit(self) -> None:
         """Esc: stop the stream, or — editing, with nothing streaming — cancel the edit."""
-        if not self.controller.busy and self.controller.history.editing:
-            self.controller.cancel_edit()  # (Esc outside the box while editing)
-        else:
-            self.controller.stop()
-
-    def _on_controller_editing_changed(self, editing: bool) -> None:
-        if not editing:
-            self.composer.end_edit()
-
-    def _on_controller_busy_changed(self, busy: bool) -> None:
-        self.composer.set_running(busy)
-        self.endpoint_bar.endpoint_combo.setEnabled(not busy)
-        self.conversations.set_busy(busy)  # browsable while a turn streams
-        if busy:  # a new conversation is listed as its first turn starts, not as it ends
-            self._list_open_conversation()
-        if not busy:
-            self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
-            self._update_alternatives()
-
-    def _on_controller_history_changed(self) -> None:
-        self._list_open_conversation()
-        self._update_alternatives()
-        self._show_context()
-
-    def _list_open_conversation(self) -> None:
-        session = self.controller.session
-        if session.conversation_id is not None and session.conversation_id not in (
-            self.conversations.ids()
-        ):
-            self.conversations.set_current(session.conversation_id)
-        self._update_alternatives()
-        self.composer.set_history(has_answer=self.controller.history.alternatives()[1] > 0)
-
-    def _on_logs_triggered(self) -> None:
-        from streamscope.ui.shell.log_folder import open_log_folder
-
-        self.log_folder_dialog = open_log_folder(paths.log_dir(), self)
+        self.wiring.stop_or_cancel_edit()
 
     def show_shortcuts(self) -> QDialog:
-        """Help → Keyboard shortcuts (one dialog, raised when asked again)."""
-        from streamscope.ui.base.shortcuts import ShortcutsDialog
+        """Help → Keyboard shortcuts."""
+        return self.help.show_shortcuts()
 
-        if self._shortcuts_dialog is None:
-            self._shortcuts_dialog = ShortcutsDialog(self)
-        self._shortcuts_dialog.show()
-        self._shortcuts_dialog.raise_()
-        return self._shortcuts_dialog
-
-    def _on_about_triggered(self) -> None:
-        from PySide6.QtWidgets import QMessageBox
-
-        QMessageBox.about(
-            self,
-            "About StreamScope",
-            f"<b>StreamScope {__version__}</b><br>A desktop chat client for LLM endpoints "
-            "that shows the stream itself.<br>Data folder: " + str(paths.home()),
-        )
+    @property
+    def log_folder_dialog(self) -> QDialog | None:
+        """Help → Open log folder's dialog, when it had to show one."""
+        return self.help.log_folder_dialog
 
     # -- lifetime ------------------------------------------------------------------------
 
@@ -527,7 +397,6 @@ class MainWindow(QMainWindow):
             return
         self.save_settings()
         self.controller.stop()
-        if self._tap is not None:
-            self._tap.stop_and_wait()
+        self.tap_dock.stop_and_wait()
         super().closeEvent(event)
         self.closed.emit()

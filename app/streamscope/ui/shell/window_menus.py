@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
+from PySide6.QtWidgets import QDialog, QMainWindow, QMenu, QWidget
 
+from streamscope import __version__
+from streamscope.core import paths
 from streamscope.ui.base import shortcuts
 from streamscope.ui.base.shortcuts import bind
 
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from streamscope.ui.inspector.inspector import InspectorPanel
     from streamscope.ui.shell.file_actions import FileActions
 
-__all__ = ["MenuWindow", "build_menus"]
+__all__ = ["HelpMenu", "MenuWindow", "build_menus"]
 
 
 class MenuWindow(Protocol):
@@ -48,19 +50,13 @@ class MenuWindow(Protocol):
 
     def open_tap_dialog(self) -> object: ...
 
-    def show_shortcuts(self) -> object: ...
-
     def stop_or_cancel_edit(self) -> None: ...
 
-    def _on_logs_triggered(self) -> None: ...
 
-    def _on_about_triggered(self) -> None: ...
-
-
-def build_menus(window: QMainWindow, parts: MenuWindow) -> QMenu:
+def build_menus(window: QMainWindow, parts: MenuWindow) -> HelpMenu:
     """The menu bar of ``window``: File, Chat, Endpoint, View, Help (the Stream menu comes
-    later, with the power tools); ``parts``: what its actions reach (the window itself).
-    Returns the Help menu."""
+    later, with the power tools, before Help); ``parts``: what its actions reach (the window
+    itself). Returns the Help menu's."""
     menu = window.menuBar()
     file_menu = menu.addMenu("&File")
     new_action = shortcuts.bind(QAction("&New conversation", window), "new_conversation")
@@ -104,17 +100,48 @@ def build_menus(window: QMainWindow, parts: MenuWindow) -> QMenu:
     parts.theme.add_actions(view, window, zoomed=(parts.chat, parts.inspector))
     view.addSeparator()
     add_go_to_actions(window, parts, view)
-    help_menu = menu.addMenu("&Help")
-    keys = shortcuts.bind(QAction("&Keyboard shortcuts", window), "shortcuts")
-    keys.triggered.connect(parts.show_shortcuts)
-    help_menu.addAction(keys)
-    logs = QAction("Open &log folder", window)
-    logs.triggered.connect(parts._on_logs_triggered)
-    help_menu.addAction(logs)
-    about = QAction("&About StreamScope", window)
-    about.triggered.connect(parts._on_about_triggered)
-    help_menu.addAction(about)
-    return help_menu
+    return HelpMenu(window)
+
+
+class HelpMenu(QObject):
+    """Help: the keyboard shortcuts (one dialog, raised when asked again), the log folder,
+    About."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self.shortcuts_dialog: QDialog | None = None
+        self.log_folder_dialog: QDialog | None = None
+        self.menu = window.menuBar().addMenu("&Help")
+        keys = shortcuts.bind(QAction("&Keyboard shortcuts", window), "shortcuts")
+        keys.triggered.connect(self.show_shortcuts)
+        logs = QAction("Open &log folder", window)
+        logs.triggered.connect(self.open_log_folder)
+        about = QAction("&About StreamScope", window)
+        about.triggered.connect(self.about)
+        self.menu.addActions([keys, logs, about])
+
+    def show_shortcuts(self) -> QDialog:
+        if self.shortcuts_dialog is None:
+            self.shortcuts_dialog = shortcuts.ShortcutsDialog(self._window)
+        self.shortcuts_dialog.show()
+        self.shortcuts_dialog.raise_()
+        return self.shortcuts_dialog
+
+    def open_log_folder(self) -> None:
+        from streamscope.ui.shell.log_folder import open_log_folder
+
+        self.log_folder_dialog = open_log_folder(paths.log_dir(), self._window)
+
+    def about(self) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
+        QMessageBox.about(
+            self._window,
+            "About StreamScope",
+            f"<b>StreamScope {__version__}</b><br>A desktop chat client for LLM endpoints "
+            "that shows the stream itself.<br>Data folder: " + str(paths.home()),
+        )
 
 
 def _action(window: QWidget, name: str, text: str, slot: Callable[[], object]) -> QAction:

@@ -4,7 +4,7 @@ open in the inspector — live, while they stream (the tap's dialog is
 
 The tap (:class:`~streamscope.core.tap.server.TapServer`) forwards in a child process and
 records from its own event loop in a thread of the window. Each exchange is watched there by
-a :class:`_Feed`: the same :class:`~streamscope.core.turn.progress.ProgressEncoder` that live
+a :class:`Feed`: the same :class:`~streamscope.core.turn.progress.ProgressEncoder` that live
 chat turns use builds :class:`Progress` batches (rows and the reducer's :class:`TurnDelta`)
 under a lock; a feed with news pokes the window once (a queued signal), and the paint clock
 takes the batches on the UI thread. Every batch is kept per exchange, so choosing an exchange
@@ -17,11 +17,9 @@ how it is doing, by a chat turn's rules: "● streaming · 200 · 1.2 KB · no d
 from __future__ import annotations
 
 import itertools
-import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -34,182 +32,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.net.arrivals import ArrivalBoard
 from streamscope.core.net.options import TLSOptions
-from streamscope.core.redact import Scrubber
-from streamscope.core.turn.liveness import Arrivals, Liveness, LivenessWatch
-from streamscope.core.turn.model import Turn
-from streamscope.core.turn.observer import TurnObserver
-from streamscope.core.turn.outcome import Outcome, format_bytes
-from streamscope.core.turn.progress import Progress, ProgressEncoder
+from streamscope.core.turn.liveness import Liveness
+from streamscope.core.turn.outcome import Outcome
+from streamscope.core.turn.progress import Progress
 from streamscope.ui.base.paint_clock import default_clock
 from streamscope.ui.chat.message_card import outcome_colour
-from streamscope.ui.chat.status_panel import GLYPHS
-from streamscope.ui.chat.turn_ref import TurnRef
-from streamscope.ui.chat.turn_runner import TurnStart
 from streamscope.ui.tap.tap_liveness import TapLiveness
+from streamscope.ui.tap.tapped import Bridge, TappedExchange
 
 if TYPE_CHECKING:
-    from streamscope.core.tap.proxy import ExchangeResult, TapExchange
+    from streamscope.core.tap.proxy import ExchangeResult
     from streamscope.core.tap.server import TapServer
-    from streamscope.core.turn.outcome import StreamEnd
-    from streamscope.core.turn.pipeline import PipelineUpdate
     from streamscope.ui.inspector.inspector import InspectorPanel
 
 __all__ = ["TapController", "TapPanel", "TappedExchange"]
-
-
-class _Feed(TurnObserver):
-    """One exchange's batches, built on the tap's thread; :meth:`take` on the UI thread.
-    What arrived is on its arrival board at once (:meth:`arrivals`, from any thread)."""
-
-    def __init__(self, poke: Callable[[], None]) -> None:
-        self._lock = threading.Lock()
-        self._encoder = ProgressEncoder()
-        self._poke = poke
-        self._poked = False
-        self.response: tuple[int, list[tuple[str, str]]] | None = None
-        self._board = ArrivalBoard.private()
-        self._arrived = self._board.log(0)
-
-    def arrivals(self, shown: int) -> Arrivals | None:
-        """What the tap has received of the exchange, the window having got ``shown`` bytes."""
-        return self._board.arrivals(0, shown)
-
-    def response_started(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
-        with self._lock:
-            self.response = (status, headers)
-        self._news()
-
-    def read(self, data: bytes, t: float) -> None:
-        self._arrived.read(data, t)
-        with self._lock:
-            self._encoder.read(data, t)
-
-    def progressed(self, update: PipelineUpdate, t: float) -> None:
-        self._arrived.progressed(update, t)
-        with self._lock:
-            self._encoder.progressed(update, t)
-        self._news()
-
-    def ended(self, end: StreamEnd) -> None:
-        self._arrived.ended(end)
-
-    def _news(self) -> None:
-        with self._lock:
-            if self._poked:
-                return
-            self._poked = True
-        self._poke()  # (one queued signal until the window takes what is there)
-
-    def take(self) -> Progress:
-        with self._lock:
-            self._poked = False
-            batch = self._encoder.take()
-            batch.total_frames = self._encoder.frames
-            return batch
-
-
-def _model_asked(exchange: TapExchange) -> str:
-    """The model a request names: its JSON body's ``model``, or a Gemini path's
-    ``models/NAME:…`` (``""`` when neither)."""
-    if exchange.body[:1] == b"{":
-        try:
-            model = json.loads(exchange.body).get("model")
-        except (ValueError, UnicodeDecodeError, AttributeError):
-            model = None
-        if isinstance(model, str):
-            return model
-    _before, found, rest = exchange.path.partition("/models/")
-    return rest.split(":")[0].split("?")[0] if found else ""
-
-
-@dataclass(eq=False)
-class TappedExchange:
-    """An exchange as the window keeps it: every batch so far (``kept``) and, once it has
-    ended, its result."""
-
-    exchange: TapExchange
-    feed: _Feed
-    dialect: str
-    kept: Progress = field(default_factory=Progress)
-    result: ExchangeResult | None = None
-    bytes: int = 0
-    key: int = 0
-    watch: LivenessWatch = field(init=False)
-    """Its liveness while it streams (fed the batches the window takes)."""
-    live: Liveness | None = None
-    """How it was doing at the last tick of the tap's live clock."""
-
-    def __post_init__(self) -> None:
-        self.watch = LivenessWatch(self.exchange.started)
-
-    @property
-    def turn(self) -> Turn | None:
-        return self.result.turn if self.result is not None else None
-
-    def start(self) -> TurnStart:
-        ex = self.exchange
-        return TurnStart(
-            ex.spec,
-            ex.body,
-            self.dialect,
-            ex.started,
-            scrubber=Scrubber.for_request(ex.headers, ex.url),
-        )
-
-    def ref(self) -> TurnRef:
-        """What the inspector's header says of it: "Tapped #1 POST /v1/chat/completions",
-        when it started, the model the request asked for, its outcome."""
-        ex = self.exchange
-        r = self.result
-        return TurnRef(
-            key=-1 - self.key,  # (never a chat turn's key)
-            conversation=f"Tapped #{ex.id} {ex.method} {ex.path}",
-            started=time.time() - (time.monotonic() - ex.started),
-            model=_model_asked(ex),
-            outcome=Outcome(r.outcome) if r is not None else None,
-        )
-
-    def label(self) -> str:
-        ex = self.exchange
-        head = f"#{ex.id} {ex.method} {ex.path}"
-        r = self.result
-        if r is None:
-            status = self.feed.response[0] if self.feed.response else "…"
-            words = self.live.words() if self.live is not None else []
-            return " · ".join(
-                [f"{head}\n● streaming", str(status), format_bytes(self.bytes), *words]
-            )
-        outcome = Outcome(r.outcome)
-        glyph = GLYPHS[outcome][0]
-        return (
-            f"{head}\n{glyph} {r.outcome} · {r.status} · {r.frames} frames · "
-            f"{format_bytes(r.bytes)} · {r.duration_ms / 1000:.2f} s"
-        )
-
-
-class _Bridge(QObject):
-    """The tap's listener: its calls (on the tap's thread) become queued signals."""
-
-    started = Signal(object)  # TappedExchange
-    finished = Signal(object)  # ExchangeResult
-    news = Signal(object)  # TappedExchange
-
-    def __init__(self, dialect: str) -> None:
-        super().__init__()
-        self.dialect = dialect
-
-    def exchange_started(self, exchange: TapExchange) -> TurnObserver | None:
-        holder: list[TappedExchange] = []
-        feed = _Feed(lambda: self.news.emit(holder[0]))
-        item = TappedExchange(exchange, feed, self.dialect)
-        holder.append(item)
-        self.started.emit(item)
-        return feed
-
-    def exchange_finished(self, result: ExchangeResult) -> None:
-        self.finished.emit(result)
 
 
 class TapController(QObject):
@@ -242,7 +79,7 @@ class TapController(QObject):
         self._by_exchange: dict[int, TappedExchange] = {}  # id() of the TapExchange
         self._keys = itertools.count(1)
         self._dirty: set[TappedExchange] = set()
-        self._bridge: _Bridge | None = None
+        self._bridge: Bridge | None = None
         self.liveness = TapLiveness(self._on_liveness_ticked)
         self._startDone.connect(self._on_start_done)
         self._died.connect(self._on_died)
@@ -261,7 +98,7 @@ class TapController(QObject):
 
         self.error, self.died = "", False
         self.upstream = upstream
-        bridge = self._bridge = _Bridge("auto")
+        bridge = self._bridge = Bridge("auto")
         bridge.started.connect(self._on_started)
         bridge.finished.connect(self._on_finished)
         bridge.news.connect(self._on_news)

@@ -1,0 +1,117 @@
+"""The Tapped dock beside Conversations, and the tap behind it: its controller, its list and
+its dialog, each built on first use (the dock first shown, a tap first opened), not with the
+window."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
+
+if TYPE_CHECKING:
+    from streamscope.core.net.endpoints import Endpoint
+    from streamscope.core.net.options import TLSOptions
+    from streamscope.ui.endpoint.demo_service import DemoService
+    from streamscope.ui.inspector.inspector import InspectorPanel
+    from streamscope.ui.tap.tap_dialog import TapDialog
+    from streamscope.ui.tap.tap_panel import TapController, TapPanel
+
+__all__ = ["TapDock"]
+
+
+class TapDock(QObject):
+    """The dock (:attr:`dock`, hidden until a tap is opened, then a tab beside ``beside``),
+    :attr:`tap`, :attr:`panel` and :attr:`dialog` (see the module docstring)."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        *,
+        inspector: InspectorPanel,
+        beside: QDockWidget,
+        endpoints: Callable[[], list[Endpoint]],
+        demo: DemoService,
+        tls_for: Callable[[Endpoint], TLSOptions],
+        busy: Callable[[], bool],
+    ) -> None:
+        super().__init__(window)
+        self._window = window
+        self._inspector = inspector
+        self._beside = beside
+        self._endpoints = endpoints
+        self._demo = demo
+        self._tls_for = tls_for
+        self._busy = busy
+        self._tap: TapController | None = None
+        self._panel: TapPanel | None = None
+        self.dialog: TapDialog | None = None
+        """The tap's dialog, once opened."""
+        self.dock = QDockWidget("Tapped", window)
+        self.dock.setObjectName("tapped_dock")
+        self.dock.setWidget(QWidget(window))
+        window.addDockWidget(window.dockWidgetArea(beside), self.dock)
+        # Hidden until a tap is opened, then a tab beside Conversations (a tab group from the
+        # start would be sized by Qt as one, squeezing Conversations to its minimum width).
+        self.dock.hide()
+        self.dock.visibilityChanged.connect(self._on_dock_visibility_changed)
+
+    @property
+    def started(self) -> bool:
+        """Whether the tap's controller has been built."""
+        return self._tap is not None
+
+    @property
+    def tap(self) -> TapController:
+        """The tap (started from its dialog) and its exchanges; built on first use."""
+        if self._tap is None:
+            from streamscope.ui.tap.tap_panel import TapController
+
+            self._tap = TapController(self._inspector, busy=self._busy, parent=self._window)
+        return self._tap
+
+    @property
+    def panel(self) -> TapPanel:
+        """The Tapped dock's list; built when the dock is first shown."""
+        if self._panel is None:
+            from streamscope.ui.tap.tap_panel import TapPanel
+
+            panel = self._panel = TapPanel(self.tap, self._window)
+            panel.open_dialog.clicked.connect(self.open_dialog)
+            placeholder = self.dock.widget()
+            self.dock.setWidget(panel)
+            if placeholder is not None:
+                placeholder.deleteLater()
+        return self._panel
+
+    def _on_dock_visibility_changed(self, visible: bool) -> None:
+        if visible and self._panel is None:
+            self.panel  # noqa: B018 (built as it is shown)
+
+    def open_dialog(self) -> None:
+        """Endpoint → Tap another app…: the tap's dialog (one, not modal)."""
+        from streamscope.ui.tap.tap_dialog import TapDialog
+
+        self.panel  # noqa: B018 (the Tapped list, shown below, lists what the tap takes)
+        if self.dialog is None:
+            self.dialog = TapDialog(
+                self.tap, self._endpoints(), self._demo, self._window, tls_for=self._tls_for
+            )
+        self.dialog.show()
+        self.dialog.raise_()
+        window = self._window
+        if self.dock.isHidden() and not window.tabifiedDockWidgets(self.dock):
+            window.tabifyDockWidget(self._beside, self.dock)
+        self.dock.show()
+        self.dock.raise_()
+
+    def chat_busy(self, busy: bool) -> None:
+        """A chat turn started (it streams into the inspector now)."""
+        if busy and self._tap is not None:
+            self._tap.release_inspector()
+
+    def stop_and_wait(self) -> None:
+        """The window closes: stop the tap, if one was built."""
+        if self._tap is not None:
+            self._tap.stop_and_wait()
