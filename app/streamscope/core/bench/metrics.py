@@ -208,10 +208,11 @@ def _is_output(ev: StreamEvent) -> bool:
 
 
 def _usage_tokens(ev: Usage) -> int | None:
-    if ev.output_tokens is None:
+    """The output tokens a usage event counts (``None``: it counts none)."""
+    extra = [v for k in _EXTRA_OUTPUT_KEYS if type(v := ev.raw.get(k)) is int]
+    if ev.output_tokens is None and not extra:
         return None
-    extra = sum(v for k in _EXTRA_OUTPUT_KEYS if isinstance(v := ev.raw.get(k), int))
-    return ev.output_tokens + extra
+    return (ev.output_tokens or 0) + sum(extra)
 
 
 def _choices(data: str) -> bool | None:
