@@ -70,7 +70,7 @@ def test_multi_token_first_chunk_with_continuous_usage() -> None:
     """vLLM's continuous_usage_stats: every chunk carries the running count, so the first
     token frame says it held 3 tokens; ITL divides by N - 3, not N - 1."""
 
-    def chunk(delta: dict[str, str], n: int, finish: str | None = None) -> dict[str, object]:
+    def chunk(delta: dict[str, str], n: int, finish: str | None = None) -> Frame:
         return oa(delta, finish, usage={"prompt_tokens": 7, "completion_tokens": n})
 
     m = measure(
@@ -293,3 +293,22 @@ def test_measure_async_on_a_running_loop_gives_the_same_figures() -> None:
 
 def test_usage_chunk_helper_is_a_usage_only_chunk() -> None:
     assert usage_chunk(4)["choices"] == []
+
+
+def test_vllm_ttft_skips_a_chunk_with_empty_choices() -> None:
+    """Azure OpenAI opens with ``choices: []`` and its prompt filter results: vLLM's client
+    does not stamp that chunk; the role chunk after it is vLLM's first token."""
+    azure = {"id": "", "object": "", "choices": [], "prompt_filter_results": []}
+    m = measure(
+        timeline(
+            "openai",
+            [
+                (0.125, azure),  # 0
+                (0.25, oa({"role": "assistant", "content": ""})),  # 1
+                (0.375, oa({"content": "Hi"})),  # 2
+                (0.5, [oa({}, "stop"), DONE]),  # 3 4
+            ],
+        )
+    )
+    assert (m.vllm_ttft, m.vllm_itl_gaps) == (0.25, (0.125, 0.125))
+    assert (m.ttft, m.ttft_frame) == (0.375, 2)
