@@ -62,6 +62,7 @@ HTML_502 = (
     "</body>\r\n</html>\r\n"
 )
 
+_ARRIVED = "streamscope.demo.arrived"
 _STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -83,7 +84,7 @@ class DemoEndpoint:
         self.bench_count = RequestCounter()
 
     async def answer(self, request: Request, dialect: DemoDialect) -> Response:
-        arrived = time.monotonic()  # (demo-bench's schedule starts here)
+        arrived = request.scope.get(_ARRIVED, time.monotonic())  # (demo-bench's schedule)
         try:
             model, stream = dialect.from_path(request.path_params)
         except LookupError as exc:
@@ -273,6 +274,7 @@ class DemoApp:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[_ARRIVED] = time.monotonic()  # (a request's arrival, before any routing)
         try:
             await self.starlette(scope, receive, send)
         except BaseException as exc:
