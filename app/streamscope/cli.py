@@ -7,6 +7,7 @@ No arguments opens the main window. Subcommands run headless and never import Qt
     streamscope lint FILE ...    a recorded stream checked against its dialect's rules
     streamscope demo-server ...  the embedded demo endpoint, standalone
     streamscope tap ...          a recording reverse proxy: another app's streams as turns
+    streamscope bench ...        load an endpoint: TTFT, ITL, E2E and outcomes per step
     streamscope FILE.sscap       open the window and replay a capture (or repro bundle .zip)
     streamscope export ...       a saved conversation as Markdown or JSON (or HAR: --har)
 
@@ -141,6 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
     tap.add_argument("--ca-file", metavar="FILE", help="extra CA certificates for the upstream")
     tap.add_argument("--insecure", action="store_true", help="do not verify upstream's TLS")
 
+    from streamscope.bench_cli import add_parser as add_bench
+
+    add_bench(sub)
+
     demo = sub.add_parser("demo-server", help="run the built-in demo endpoint")
     demo.add_argument("--host", default="127.0.0.1")
     demo.add_argument("--port", type=int, default=8765)
@@ -157,6 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope.core.net.worker import worker_main
 
         return worker_main(given[1:])
+    if given[:1] == ["--bench-runner"]:  # a bench's load process (internal)
+        from streamscope.core.bench.runner_process import runner_main
+
+        return runner_main(given[1:])
     if given[:1] == ["--tap-forwarder"]:  # the tap's forwarding process (internal)
         from streamscope.core.tap.forward_child import forwarder_main
 
@@ -201,6 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope.tap_cli import run_tap
 
         return run_tap(args)
+    if args.command == "bench":
+        from streamscope import bench_cli
+
+        return bench_cli.run(args)
     if args.command == "demo-server":
         from streamscope.demo.server import serve_forever
 

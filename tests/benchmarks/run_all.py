@@ -4,6 +4,7 @@
 
 Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``), the text diff of Compare
 two turns, the tap (``bench_tap.py``: added latency per read, firehose tap ÷ direct),
+bench mode's load runner against the demo's stamps (``bench_load.py``),
 then the GUI firehose, the 1,000,000-frame capture and the cold start
 (``bench_gui.py``), and history at the size of a year of use (``bench_history.py``: start-up,
 switching, scrolling, search, a firehose on a busy machine). Takes a few
@@ -23,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_gui
 import bench_history
+import bench_load
 import bench_pipeline
 import bench_sse
 import bench_tap
@@ -85,6 +87,8 @@ def main() -> int:
     rows += text_diff_rows()
     rows += bench_tap.measure(args.quick)
     print("tap done", file=sys.stderr, flush=True)
+    rows += bench_load.measure(args.quick)
+    print("bench load done", file=sys.stderr, flush=True)
     for name, bench in bench_gui.BENCHES.items():
         rows += bench(args.quick)
         print(f"{name} done", file=sys.stderr, flush=True)

@@ -342,7 +342,7 @@ def test_firehose_sends_100k_deltas(demo_server: DemoServer, http: httpx.Client)
 def test_models_lists_every_scenario(demo_server: DemoServer, http: httpx.Client) -> None:
     listing = http.get(demo_server.base_url("openai") + "/models").json()
     assert listing["object"] == "list"
-    assert [m["id"] for m in listing["data"]] == list(SCENARIOS)
+    assert [m["id"] for m in listing["data"]] == [*SCENARIOS, "demo-bench"]
     for entry in listing["data"]:
         assert entry["object"] == "model" and entry["description"] and entry["dialects"]
     tags = http.get(demo_server.root_url + "/api/tags").json()

@@ -11,6 +11,7 @@ import contextvars
 import functools
 import logging
 import threading
+import time
 from typing import Any
 
 import orjson
@@ -27,6 +28,15 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from streamscope.demo.ask import BadRequestError
+from streamscope.demo.bench import (
+    BENCH_MODEL,
+    BenchParamError,
+    RequestCounter,
+    is_bench_model,
+    parse_params,
+    plan,
+)
+from streamscope.demo.bench_playback import ARRIVED_HEADER, play_bench
 from streamscope.demo.dialects import DemoDialect, demo_dialect, demo_dialects, serves
 from streamscope.demo.playback import DeliberateCutError, Playback, play
 from streamscope.demo.scenarios import (
@@ -36,7 +46,14 @@ from streamscope.demo.scenarios import (
     MidstreamError,
     Scenario,
 )
-from streamscope.demo.script import BAD_UTF8_MARK_BYTES, BAD_UTF8_WIRE, Ask, build_script, reply_of
+from streamscope.demo.script import (
+    BAD_UTF8_MARK_BYTES,
+    BAD_UTF8_WIRE,
+    Ask,
+    build_script,
+    reply_of,
+    usage_for,
+)
 from streamscope.demo.wire.base import Framing
 
 HTML_502 = (
@@ -45,6 +62,7 @@ HTML_502 = (
     "</body>\r\n</html>\r\n"
 )
 
+_ARRIVED = "streamscope.demo.arrived"
 _STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -63,8 +81,10 @@ class DemoEndpoint:
     def __init__(self, speed: float, stopping: threading.Event) -> None:
         self.speed = speed
         self.stopping = stopping
+        self.bench_count = RequestCounter()
 
     async def answer(self, request: Request, dialect: DemoDialect) -> Response:
+        arrived = request.scope.get(_ARRIVED, time.monotonic())  # (demo-bench's schedule)
         try:
             model, stream = dialect.from_path(request.path_params)
         except LookupError as exc:
@@ -86,6 +106,8 @@ class DemoEndpoint:
         problem = dialect.history(body) if dialect.history is not None else None
         if problem is not None:  # (as the real provider would refuse it)
             return _error(dialect, 400, "invalid_request", problem)
+        if is_bench_model(ask.model):
+            return self._bench(dialect, ask, body, arrived)
         scenario = SCENARIOS.get(ask.model)
         if scenario is None:
             names = ", ".join(SCENARIOS)
@@ -123,10 +145,40 @@ class DemoEndpoint:
         data = data.replace(BAD_UTF8_MARK_BYTES, BAD_UTF8_WIRE)
         return Response(data, media_type="application/json")
 
+    def _bench(
+        self, dialect: DemoDialect, ask: Ask, body: dict[str, Any], arrived: float
+    ) -> Response:
+        """A ``demo-bench`` answer (:mod:`streamscope.demo.bench`)."""
+        try:
+            params = parse_params(ask.model, body)
+        except BenchParamError as exc:
+            return _error(dialect, 400, "invalid_request", str(exc))
+        if not ask.stream:
+            return _error(dialect, 400, "invalid_request", "demo-bench answers streams only.")
+        key = ask.model + repr(body.get("demo_bench"))
+        n = params.req if params.req is not None else self.bench_count.next(key)
+        the_plan = plan(params, n, ask.max_tokens)
+        headers = {ARRIVED_HEADER: f"{arrived:.6f}"}
+        if the_plan.outcome == "e429":
+            message = "Rate limit reached (demo-bench's outcome mix)."
+            return _error(dialect, 429, "rate_limit", message, **headers, **{"Retry-After": "1"})
+        if the_plan.outcome == "e500":
+            message = "The server had an error (demo-bench's outcome mix)."
+            return _error(dialect, 500, "server", message, **headers)
+        writer = dialect.writer(ask, Framing())
+        usage = usage_for(ask, the_plan.tokens)
+        stream = play_bench(the_plan, writer, arrived, usage, self.stopping, sse=dialect.sse)
+        return StreamingResponse(
+            stream, media_type=writer.media_type, headers={**_STREAM_HEADERS, **headers}
+        )
+
     # --- routes ---
 
     async def models(self, request: Request) -> Response:
-        return _json({"object": "list", "data": [_model_entry(s) for s in SCENARIOS.values()]})
+        entries = [_model_entry(s) for s in SCENARIOS.values()]
+        entries.append({**entries[0], "id": BENCH_MODEL, "description": _BENCH_DESCRIPTION})
+        entries[-1]["dialects"] = [d.name for d in demo_dialects()]
+        return _json({"object": "list", "data": entries})
 
     async def model(self, request: Request) -> Response:
         scenario = SCENARIOS.get(request.path_params["model"])
@@ -152,6 +204,12 @@ class DemoEndpoint:
 
     async def root(self, request: Request) -> Response:
         return PlainTextResponse("StreamScope demo endpoint is running")
+
+
+_BENCH_DESCRIPTION = (
+    "Timing and outcome set per request, e.g. demo-bench?ttft=200&itl=20&tokens=64 "
+    "(see streamscope.demo.bench)."
+)
 
 
 def _model_entry(scenario: Scenario) -> dict[str, Any]:
@@ -216,6 +274,7 @@ class DemoApp:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope[_ARRIVED] = time.monotonic()  # (a request's arrival, before any routing)
         try:
             await self.starlette(scope, receive, send)
         except BaseException as exc:

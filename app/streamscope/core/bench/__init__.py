@@ -1,4 +1,6 @@
-"""Bench mode's definitions: what each figure of a load test means, computed from captures.
+"""Bench mode: load an endpoint and measure it, every request kept as a capture.
+
+What each figure means, computed from captures:
 
 - :mod:`.definitions`: every formula as a short text (the window's tooltips, the export).
 - :mod:`.metrics`: one request's figures (:class:`~.metrics.RequestMetrics`), computed by
@@ -9,7 +11,14 @@
 - :mod:`.export`: the report dict (AIPerf ``profile_export`` names where the definitions
   match) and the per-request CSV rows.
 
-The load itself (workers, schedules, the bench process) lives elsewhere; this package only
-defines and computes. May import :mod:`~streamscope.core.wire`, :mod:`~streamscope.core.turn`
-and :mod:`~streamscope.core.capture`; nothing of the UI.
+The load:
+
+- :mod:`.schedule` (open-loop arrival times), :mod:`.transport` (the thin HTTP/1.1 client that
+  stamps each read), :mod:`.load` (closed and open loops), :mod:`.runner_process` (the load in
+  its own process), :mod:`.captures` (each request recorded and replayed as a capture),
+  :mod:`.report` (rows and summaries) and :mod:`.session` (a run end to end, for
+  ``streamscope bench`` and the window).
+
+Bench comes after every stage: it may import the wire, the pipeline, captures and the network
+client's helpers; nothing of the UI.
 """

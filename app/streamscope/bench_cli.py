@@ -1,0 +1,270 @@
+"""`streamscope bench`: load an endpoint and report TTFT, ITL, E2E and outcomes per step.
+
+    streamscope bench --base-url http://127.0.0.1:8765/v1 --model 'demo-bench?ttft=200' \\
+        --concurrency 16 --requests 64 --warmup 4 --json
+
+A progress bar on stderr, a summary table on stdout (``--json``: the whole report instead;
+``--csv FILE``: one row per request). ``--out DIR`` keeps every request's capture (bounded:
+:mod:`streamscope.core.bench.captures`) and ``report.json``. The API key is read from the
+environment variable ``--api-key-env`` names and goes only into the requests' headers.
+
+Exit codes: 0 every measured request completed (or stopped at its length), 1 some did not,
+2 usage error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from streamscope.core.bench.load import LoadStep
+from streamscope.core.bench.report import LATENCY_OUTCOMES
+from streamscope.core.bench.schedule import ARRIVALS
+from streamscope.core.bench.session import BenchPlan, Progress, run_bench
+
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+CSV_KEYS = (
+    "step", "index", "warmup", "outcome", "status", "scheduled_ms", "dispatch_lag_ms", "ttfb_ms",
+    "ttft_ms", "ttft_from_schedule_ms", "itl_ms", "e2e_ms", "output_tokens", "tokens_source",
+    "reads", "capture",
+)  # fmt: skip
+
+
+class UsageError(Exception):
+    pass
+
+
+def add_parser(sub: Any) -> None:
+    """The ``bench`` subcommand's arguments (called by :func:`streamscope.cli.build_parser`)."""
+    from streamscope.core.wire.dialects import dialect_names
+
+    p = sub.add_parser("bench", help="load an endpoint and report TTFT/ITL/E2E per step")
+    p.add_argument("--base-url", required=True, help="API base URL including its version prefix")
+    p.add_argument("--model", required=True)
+    p.add_argument("--dialect", choices=dialect_names(with_auto=True), default="auto")
+    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the key")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--prompt", default="Write a short story about a lighthouse.")
+    which.add_argument("--prompts", metavar="FILE.jsonl", help='lines of {"prompt": "..."}')
+    p.add_argument("--max-tokens", type=int, metavar="N")
+    load = p.add_mutually_exclusive_group()
+    load.add_argument("--concurrency", type=int, metavar="C", help="closed loop (default 1)")
+    load.add_argument("--rate", type=float, metavar="R", help="open loop: requests per second")
+    p.add_argument("--arrival", choices=ARRIVALS, default="poisson")
+    p.add_argument("--burstiness", type=float, default=1.0, metavar="K", help="gamma's shape")
+    p.add_argument("--seed", type=int, default=0, metavar="S")
+    p.add_argument("--max-in-flight", type=int, metavar="N", help="open loop: cap in flight")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--requests", type=int, metavar="N", help="measured requests per step")
+    size.add_argument("--duration", type=float, metavar="S", help="seconds per step")
+    p.add_argument("--warmup", type=int, default=0, metavar="N")
+    sweep = p.add_mutually_exclusive_group()
+    sweep.add_argument("--sweep", metavar="C,C,...", help="closed-loop steps: concurrencies")
+    sweep.add_argument("--sweep-rates", metavar="R,R,...", help="open-loop steps: rates")
+    p.add_argument(
+        "--connection",
+        choices=("pooled", "new"),
+        default="pooled",
+        help="pooled: each worker reuses its own connection; new: one per request",
+    )
+    p.add_argument("--first-byte-timeout", type=float, default=300.0, metavar="S")
+    p.add_argument("--idle-timeout", type=float, default=300.0, metavar="S")
+    p.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    p.add_argument("--csv", metavar="FILE", help="write one row per request")
+    p.add_argument("--out", metavar="DIR", help="keep captures and report.json here")
+
+
+def _numbers(text: str, kind: type[float] | type[int]) -> list[Any]:
+    try:
+        values = [kind(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"not a list of numbers: {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise UsageError(f"expected positive numbers: {text!r}")
+    return values
+
+
+def _steps(args: argparse.Namespace) -> list[LoadStep]:
+    if args.requests is None and args.duration is None:
+        args.requests = 10
+    common: dict[str, Any] = {
+        "requests": args.requests,
+        "duration": args.duration,
+        "warmup": args.warmup,
+        "connection": args.connection,
+        "first_byte_timeout": args.first_byte_timeout,
+        "idle_timeout": args.idle_timeout,
+    }
+    open_loop: dict[str, Any] = {
+        "arrival": args.arrival,
+        "burstiness": args.burstiness,
+        "seed": args.seed,
+        "cap": args.max_in_flight,
+    }
+    try:
+        if args.sweep_rates or args.rate is not None:
+            rates = _numbers(args.sweep_rates, float) if args.sweep_rates else [args.rate]
+            if args.concurrency is not None:
+                raise UsageError("--sweep-rates is an open loop: not with --concurrency")
+            return [LoadStep(rate=r, **open_loop, **common) for r in rates]
+        levels = _numbers(args.sweep, int) if args.sweep else [args.concurrency or 1]
+        if any(c < 1 for c in levels):
+            raise UsageError("concurrency must be >= 1")
+        return [LoadStep(concurrency=c, **common) for c in levels]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _prompts(args: argparse.Namespace) -> list[str]:
+    if not args.prompts:
+        return [args.prompt]
+    prompts = []
+    try:
+        lines = Path(args.prompts).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.prompts}: {exc.strerror}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            raise UsageError(f"{args.prompts}:{n}: not JSON") from None
+        text = item.get("prompt") if isinstance(item, dict) else item
+        if not isinstance(text, str):
+            raise UsageError(f'{args.prompts}:{n}: expected {{"prompt": "..."}}')
+        prompts.append(text)
+    if not prompts:
+        raise UsageError(f"{args.prompts}: no prompts")
+    return prompts
+
+
+def guess_dialect(base_url: str) -> str:
+    """``--dialect auto``: the API a base URL most likely speaks (OpenAI unless it says)."""
+    url = base_url.lower().rstrip("/")
+    if "anthropic" in url:
+        return "anthropic"
+    if url.endswith("/v1beta") or "generativelanguage" in url:
+        return "gemini"
+    if url.endswith(":11434") or url.endswith("/api"):
+        return "ollama"
+    return "openai"
+
+
+class _Bar:
+    """One line on stderr, redrawn in place (at most ~10 times a second)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.last = 0.0
+
+    def __call__(self, p: Progress) -> None:
+        import time
+
+        now = time.monotonic()
+        if (p.total is None or p.done < p.total) and now - self.last < 0.1:
+            return
+        self.last = now
+        errors = sum(n for k, n in p.outcomes.items() if k not in LATENCY_OUTCOMES)
+        if p.total:
+            filled = int(30 * p.done / p.total)
+            bar = "#" * filled + "-" * (30 - filled)
+            head = f"[{bar}] {p.done}/{p.total}"
+        else:
+            head = f"{p.done} done"
+        line = f"\r{p.label:>12} {head}  in flight {p.in_flight}  not completed {errors}"
+        self.stream.write(line)
+        if p.total is not None and p.done >= p.total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _fmt(value: Any, spec: str = ".1f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def table(report: dict[str, Any]) -> str:
+    """The summary: one line per step."""
+    head = (
+        f"{'step':>12} {'n':>5} {'ok':>5} {'TTFT p50':>9} {'p99':>8} {'ITL p50':>8} "
+        f"{'E2E p50':>9} {'tok/s':>8} {'lag p99':>8} {'loop p99':>8} {'CPU s':>6}  outcomes"
+    )
+    lines = [head]
+    for step in report["steps"]:
+        s, r = step["summary"], step["runner"]
+        ok = sum(n for k, n in s["outcomes"].items() if k in LATENCY_OUTCOMES)
+        outcomes = ", ".join(f"{k} {n}" for k, n in sorted(s["outcomes"].items()))
+        flag = "  CLIENT-BOUND" if r["client_bound"] else ""
+        lines.append(
+            f"{step['label']:>12} {s['requests']:>5} {ok:>5} "
+            f"{_fmt(s['ttft_ms'].get('p50')):>9} {_fmt(s['ttft_ms'].get('p99')):>8} "
+            f"{_fmt(s['itl_ms'].get('p50'), '.2f'):>8} {_fmt(s['e2e_ms'].get('p50')):>9} "
+            f"{_fmt(s['output_tokens_per_s']):>8} "
+            f"{_fmt(s['dispatch_lag_ms'].get('p99'), '.2f'):>8} "
+            f"{_fmt(r['loop_lag_p99_ms'], '.2f'):>8} {_fmt(r['cpu_s'], '.2f'):>6}  {outcomes}{flag}"
+        )
+    lines.append("ms unless stated; latencies over completed + length; lag = send - scheduled")
+    return "\n".join(lines)
+
+
+def _write_csv(path: Path, report: dict[str, Any]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fp:
+        writer = csv.DictWriter(fp, CSV_KEYS, extrasaction="ignore")
+        writer.writeheader()
+        for number, step in enumerate(report["steps"]):
+            for row in step["requests"]:
+                writer.writerow({**row, "step": number})
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``streamscope bench``."""
+    try:
+        return _run(args)
+    except UsageError as exc:
+        print(f"streamscope bench: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace) -> int:
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if not api_key:
+            raise UsageError(f"environment variable {args.api_key_env} is not set or empty")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise UsageError("--max-tokens must be >= 1")
+    dialect = guess_dialect(args.base_url) if args.dialect == "auto" else args.dialect
+    plan = BenchPlan(
+        base_url=args.base_url,
+        model=args.model,
+        dialect=dialect,
+        prompts=_prompts(args),
+        steps=_steps(args),
+        api_key=api_key,
+        max_tokens=args.max_tokens,
+    )
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    try:
+        report = asyncio.run(run_bench(plan, out=out, on_progress=_Bar(sys.stderr)))
+    except KeyboardInterrupt:
+        print("\nstreamscope bench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    report = {"base_url": args.base_url, "model": args.model, "dialect": dialect, **report}
+    text = json.dumps(report, ensure_ascii=False)
+    if out is not None:
+        (out / "report.json").write_text(text + "\n", encoding="utf-8")
+    if args.csv:
+        _write_csv(Path(args.csv), report)
+    print(text if args.json else table(report))
+    failed = any(
+        k not in LATENCY_OUTCOMES for step in report["steps"] for k in step["summary"]["outcomes"]
+    )
+    return EXIT_FAILURES if failed else EXIT_OK

@@ -1,0 +1,172 @@
+"""A bench run, end to end, without a window: build the requests, run each step in the load
+process, turn every finished request into a capture and a report row as it arrives.
+
+    report = await run_bench(plan, on_progress=print)
+
+The load process (:mod:`~streamscope.core.bench.runner_process`) only sends and stamps; the
+replay of each request through the pipeline, the capture files and the report are made here,
+in the calling process, while the load goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from streamscope.core.bench.captures import CaptureShelf, record_exchange
+from streamscope.core.bench.load import LoadRequest, LoadStep
+from streamscope.core.bench.report import ReportBuilder, StepReport
+from streamscope.core.bench.runner_process import BenchRunner
+from streamscope.core.bench.transport import Exchange
+from streamscope.core.capture.format import Capture
+from streamscope.core.turn.model import Turn
+from streamscope.core.wire.conversation import Conversation, Message
+from streamscope.core.wire.dialects import get_dialect
+from streamscope.core.wire.dialects.base import RequestSpec
+
+__all__ = ["BenchPlan", "Progress", "build_specs", "run_bench"]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchPlan:
+    """What to run: the endpoint, the prompts and the steps (one, or a sweep's)."""
+
+    base_url: str
+    model: str
+    dialect: str
+    prompts: Sequence[str]
+    steps: Sequence[LoadStep]
+    api_key: str | None = field(default=None, repr=False)
+    max_tokens: int | None = None
+    extra_body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Progress:
+    """Where a step is: requests ended (warm-up included), sent, and outcomes so far."""
+
+    step: int
+    label: str
+    total: int | None
+    done: int = 0
+    sent: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def in_flight(self) -> int:
+        return max(0, self.sent - self.done)
+
+
+def build_specs(plan: BenchPlan) -> list[RequestSpec]:
+    """One streaming request per prompt, in the plan's dialect."""
+    dialect = get_dialect(plan.dialect)
+    return [
+        dialect.build_request(
+            Conversation(
+                messages=[Message("user", prompt)],
+                max_tokens=plan.max_tokens,
+                extra_body=plan.extra_body,
+            ),
+            base_url=plan.base_url,
+            model=plan.model,
+            api_key=plan.api_key,
+        )
+        for prompt in plan.prompts
+    ]
+
+
+def _load_request(spec: RequestSpec) -> LoadRequest:
+    return LoadRequest(spec.url, dict(spec.headers), orjson.dumps(spec.json))
+
+
+OnRequest = Callable[[int, Exchange, Capture, Turn], None]
+
+
+async def run_bench(
+    plan: BenchPlan,
+    *,
+    builder: ReportBuilder | None = None,
+    out: Path | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    on_request: OnRequest | None = None,
+    runner: BenchRunner | None = None,
+) -> dict[str, Any]:
+    """Run every step of ``plan``; the report as a JSON-ready dict (see
+    :mod:`~streamscope.core.bench.report`). Captures go under ``out`` when given."""
+    builder = builder or ReportBuilder()
+    specs = build_specs(plan)
+    requests = [_load_request(s) for s in specs]
+    shelf = CaptureShelf(out) if out is not None else None
+    own_runner = runner is None
+    runner = runner or BenchRunner()
+    try:
+        for number, step in enumerate(plan.steps):
+            report = builder.begin(step)
+            total = None if step.requests is None else step.requests + step.warmup
+            progress = Progress(number, step.label, total)
+            await _run_step(
+                runner, number, step, requests, specs, plan.dialect, report, builder,
+                shelf, progress, on_progress, on_request,
+            )  # fmt: skip
+    finally:
+        if own_runner:
+            await runner.aclose()
+    result = builder.to_json()
+    if shelf is not None:
+        for step in result["steps"]:
+            for row in step["requests"]:
+                if row["capture"] in shelf.evicted:
+                    row["capture"] = None
+    return result
+
+
+async def _run_step(
+    runner: BenchRunner,
+    number: int,
+    step: LoadStep,
+    requests: list[LoadRequest],
+    specs: list[RequestSpec],
+    dialect: str,
+    report: StepReport,
+    builder: ReportBuilder,
+    shelf: CaptureShelf | None,
+    progress: Progress,
+    on_progress: Callable[[Progress], None] | None,
+    on_request: OnRequest | None,
+) -> None:
+    pending: set[asyncio.Task[None]] = set()
+    start: list[float] = []
+
+    async def take(ex: Exchange) -> None:
+        capture, turn = await record_exchange(ex, specs[ex.prompt], dialect)
+        path = shelf.put(number, ex.index, capture) if shelf is not None else None
+        row = builder.row(ex, capture, turn, start[0] if start else ex.scheduled, path)
+        report.rows.append(row)
+        progress.done += 1
+        progress.outcomes[row["outcome"]] += 1
+        if on_request is not None:
+            on_request(number, ex, capture, turn)
+        if on_progress is not None:
+            on_progress(progress)
+
+    def on_exchange(ex: Exchange, sent: int) -> None:
+        if not start:
+            start.append(ex.scheduled)
+        progress.sent = sent
+        task = asyncio.ensure_future(take(ex))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+
+    report.stats = await runner.run_step(step, requests, on_exchange)
+    if pending:
+        await asyncio.gather(*pending)
+    report.rows.sort(key=lambda r: r["index"])
+    start_at = report.stats.started
+    for row in report.rows:  # (the step's start as the runner saw it)
+        row["scheduled_ms"] += ((start[0] if start else start_at) - start_at) * 1000

@@ -1,0 +1,118 @@
+"""The load runner end to end: its own process, real loopback sockets to the demo server,
+every request a capture whose replay gives the row's figures; the open loop above capacity
+shows its dispatch lag; the runner flags itself client-bound."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streamscope.core.bench.load import LoadStep, StepStats
+from streamscope.core.bench.report import StepReport, quick_summary
+from streamscope.core.bench.session import BenchPlan, run_bench
+from streamscope.core.bench.transport import Exchange
+from streamscope.core.capture.format import Capture, read_capture
+from streamscope.core.capture.replay import replay_capture
+from streamscope.core.turn.model import Turn
+from streamscope.demo.server import DemoServer
+
+_SENT = re.compile(rb"demo_sent=(\d+\.\d+)")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[DemoServer]:
+    with DemoServer() as srv:
+        yield srv
+
+
+def _plan(server: DemoServer, model: str, *steps: LoadStep) -> BenchPlan:
+    return BenchPlan(server.base_url("openai"), model, "openai", ["hello"], steps)
+
+
+def test_a_closed_loop_records_every_request_as_a_capture(
+    server: DemoServer, tmp_path: Path
+) -> None:
+    model = "demo-bench?ttft=20&itl=2&tokens=8&cut=0.25&seed=1"
+    seen: list[tuple[Exchange, Capture, Turn]] = []
+    report = asyncio.run(
+        run_bench(
+            _plan(server, model, LoadStep(concurrency=2, requests=8)),
+            out=tmp_path,
+            on_request=lambda _s, ex, cap, turn: seen.append((ex, cap, turn)),
+        )
+    )
+    (step,) = report["steps"]
+    rows = step["requests"]
+    assert [r["index"] for r in rows] == list(range(8))
+    assert step["summary"]["outcomes"] == {"completed": 5, "truncated": 3}  # (seed 1's draws)
+    assert Counter(r["outcome"] for r in rows) == {"completed": 5, "truncated": 3}
+    for row in rows:
+        capture = read_capture(tmp_path / row["capture"])
+        assert capture.request is not None and b'"demo-bench?ttft=20' in capture.request.body
+        assert len(capture.reads) == row["reads"]
+        turn = asyncio.run(replay_capture(capture, keep_frames=False))
+        assert turn.timings.ttft is not None
+        assert turn.timings.ttft * 1000 == row["ttft_ms"]  # (the same number, recomputed)
+        if row["outcome"] == "completed":
+            assert row["output_tokens"] == 8 and row["tokens_source"] == "usage"
+            assert 20 <= row["ttft_ms"] < 200 and 1 <= row["itl_ms"] < 20
+    # Every read came after the server stamped the frames it carries (one clock: monotonic).
+    for ex, _capture, _turn in seen:
+        assert ex.sent is not None and ex.scheduled <= ex.sent
+        for t, data in ex.reads:
+            stamps = [float(s) for s in _SENT.findall(data)]
+            assert stamps and max(stamps) <= t
+
+
+def test_warm_up_requests_are_marked_and_left_out(server: DemoServer) -> None:
+    model = "demo-bench?ttft=5&itl=1&tokens=4"
+    report = asyncio.run(
+        run_bench(_plan(server, model, LoadStep(concurrency=3, requests=6, warmup=3)))
+    )
+    (step,) = report["steps"]
+    assert [r["warmup"] for r in step["requests"]] == [True] * 3 + [False] * 6
+    assert step["summary"]["requests"] == 6
+    assert step["summary"]["ttft_ms"]["n"] == 6
+
+
+def test_a_sweep_is_steps_of_one_report(server: DemoServer) -> None:
+    model = "demo-bench?ttft=5&itl=1&tokens=4"
+    steps = [LoadStep(concurrency=c, requests=4, connection="new") for c in (1, 2)]
+    report = asyncio.run(run_bench(_plan(server, model, *steps)))
+    assert [s["label"] for s in report["steps"]] == ["c=1", "c=2"]
+    assert [s["summary"]["outcomes"] for s in report["steps"]] == [{"completed": 4}] * 2
+
+
+def test_an_open_loop_above_capacity_shows_dispatch_lag_growing(server: DemoServer) -> None:
+    """200 requests/s into 2 slots of ~60 ms each (~33/s): each request waits longer for a
+    slot than the one before; the lag and TTFT from the schedule grow, TTFT from the send
+    does not."""
+    model = "demo-bench?ttft=50&itl=1&tokens=10"
+    step = LoadStep(rate=200, arrival="constant", cap=2, requests=16)
+    report = asyncio.run(run_bench(_plan(server, model, step)))
+    rows = report["steps"][0]["requests"]
+    lags = [r["dispatch_lag_ms"] for r in rows]
+    assert [r["scheduled_ms"] for r in rows][:3] == pytest.approx([1, 6, 11], abs=0.5)
+    assert lags[-1] > 300 and lags[-1] > lags[8] > lags[3]
+    from_schedule = [r["ttft_from_schedule_ms"] for r in rows]
+    assert from_schedule[-1] > from_schedule[0] + 250
+    assert max(r["ttft_ms"] for r in rows) < 50 + 100  # (from the send: no growth)
+
+
+def _report(lag_ms: list[float]) -> dict[str, Any]:
+    step = LoadStep(concurrency=1, requests=1)
+    stats = StepStats(started=0.0, ended=1.0, cpu_s=0.5, loop_lag=[x / 1000 for x in lag_ms])
+    return StepReport(step, [], stats).to_json(quick_summary)["runner"]
+
+
+def test_the_runner_flags_itself_client_bound_when_its_loop_lags() -> None:
+    assert _report([0.5] * 98 + [4.0, 4.0])["client_bound"] is False
+    lagging = _report([0.5] * 90 + [12.0] * 10)
+    assert lagging["client_bound"] is True
+    assert lagging["loop_lag_p99_ms"] == pytest.approx(12.0)
