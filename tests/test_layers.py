@@ -250,3 +250,26 @@ def test_the_layering_check_catches_a_backward_import(tmp_path: Path) -> None:
         "streamscope.core.wire.bad",
         "streamscope.demo.oracle",
     ]
+
+
+MAX_LINES = 450
+"""A module longer than this is split where its code has seams (a dialog and its model, a
+format's reader and writer, rules by family)."""
+
+
+def long_modules(app: Path = APP) -> list[str]:
+    """Modules of the package over :data:`MAX_LINES` lines, with their length."""
+    found = []
+    for path in sorted(app.rglob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_LINES:
+            found.append(f"{path.relative_to(app.parent)}: {lines} lines")
+    return found
+
+
+def test_no_module_is_over_450_lines(tmp_path: Path) -> None:
+    assert long_modules() == []
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "big.py").write_text("x = 1\n" * 451, encoding="utf-8")
+    (tmp_path / "pkg" / "fits.py").write_text("x = 1\n" * 450, encoding="utf-8")
+    assert long_modules(tmp_path / "pkg") == ["pkg/big.py: 451 lines"]
