@@ -10,6 +10,10 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
 
 PROBE = r"""
 import json, os, sys
@@ -165,4 +169,42 @@ def test_the_panels_are_built_in_steps_from_modules_loaded_while_the_frame_shows
     assert {"asyncio", "qasync", "streamscope.ui.chat.chat_controller", "sqlite3"} <= set(
         seen["preloaded"]
     )
-    assert seen["steps"] == 4 and seen["built"] and seen["updates"]
+    assert seen["steps"] == 5 and seen["built"] and seen["updates"]
+
+
+def test_load_then_imports_in_a_thread_and_calls_back_from_the_loop(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the first paint, the Stream menu's modules and QtNetwork are imported in a thread
+    (a module's import can take ~0.1 s): the caller returns at once, the callback runs on
+    this thread once the modules are there, and never for a parent that is gone."""
+    import sys
+    import threading
+
+    from PySide6.QtWidgets import QWidget
+
+    from streamscope.ui.shell.after_paint import load_then
+
+    (tmp_path / "slow_module_a.py").write_text("import time\ntime.sleep(0.2)\n")
+    (tmp_path / "slow_module_b.py").write_text("import time\ntime.sleep(0.2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    parent = QWidget()
+    calls: list[tuple[bool, bool]] = []
+
+    def called() -> None:
+        main = threading.current_thread() is threading.main_thread()
+        calls.append((main, "slow_module_a" in sys.modules))
+
+    load_then(("slow_module_a",), called, parent=parent)
+    assert calls == []  # (returned at once: the import is still sleeping)
+    qtbot.waitUntil(lambda: calls != [], timeout=5000)
+    assert calls == [(True, True)]
+
+    gone = QWidget()
+    late: list[int] = []
+    load_then(("slow_module_b",), lambda: late.append(1), parent=gone)
+    gone.deleteLater()
+    qtbot.waitUntil(lambda: "slow_module_b" in sys.modules, timeout=5000)
+    qtbot.wait(100)
+    assert late == []
+    parent.deleteLater()

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
 from PySide6.QtWidgets import QWidget
 
-__all__ = ["call_after_paint", "paint_now", "preload"]
+__all__ = ["call_after_paint", "load_then", "paint_now", "preload"]
 
 
 def preload(modules: Sequence[str], poll_ms: int = 5) -> None:
@@ -39,6 +39,35 @@ def preload(modules: Sequence[str], poll_ms: int = 5) -> None:
         loop.exec()
     timer.stop()
     thread.join()
+
+
+def load_then(
+    modules: Sequence[str], callback: Callable[[], object], *, parent: QObject, poll_ms: int = 5
+) -> None:
+    """Import ``modules`` in a thread, then call ``callback`` from the event loop (no nested
+    loop: the caller returns at once). A failed import is left for ``callback`` to raise.
+    Nothing is called once ``parent`` is gone."""
+    import contextlib
+    import importlib
+    import threading
+
+    def load() -> None:
+        for name in modules:
+            with contextlib.suppress(Exception):  # (raised again where it is used)
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=load, name="load-then", daemon=True)
+    thread.start()
+    timer = QTimer(parent)
+
+    def check() -> None:
+        if not thread.is_alive():
+            timer.stop()
+            timer.deleteLater()
+            callback()
+
+    timer.timeout.connect(check)
+    timer.start(poll_ms)
 
 
 class _PaintWaiter(QObject):

@@ -17,11 +17,20 @@ if TYPE_CHECKING:
     from streamscope.core.store.database import Store
 
 
+SWITCH_INTERVAL_S = 0.001
+"""The GIL's switch interval while the window runs (see :func:`run_app`)."""
+
+
 def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> int:
     """Open the main window and run until it is closed. Returns the process exit code.
 
     The window's frame is painted first; only then are asyncio/qasync, the network stack,
     the database and the panels loaded (that takes longer than showing a bare window)."""
+    # The window's thread and the background ones (imports, the search, the indexer) share
+    # the GIL: each time the window's thread wants it back it may wait a whole switch
+    # interval (5 ms by default), and a paint that calls Python a dozen times stalls for tens
+    # of milliseconds. 1 ms keeps those waits short; the threads lose a little throughput.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
     assert isinstance(app, QApplication)
     app.setApplicationName("StreamScope")
@@ -41,7 +50,7 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
         return 0
 
     from streamscope.ui.base.first_paint import apply_saved_theme
-    from streamscope.ui.shell.after_paint import call_after_paint, paint_now, preload
+    from streamscope.ui.shell.after_paint import call_after_paint, load_then, paint_now, preload
     from streamscope.ui.shell.main_window import MainWindow
 
     apply_saved_theme()  # (the first paint in the chosen theme already)
@@ -70,7 +79,9 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
         instance.raiseRequested.connect(window.bring_to_front)
         instance.openRequested.connect(lambda path: window.open_capture(Path(path), speed=None))
         # (QtNetwork: once the panels have painted; a second start meanwhile waits for it, ≤ 2 s)
-        call_after_paint(window, instance.listen)
+        call_after_paint(
+            window, lambda: load_then(("PySide6.QtNetwork",), instance.listen, parent=window)
+        )
         window.closed.connect(closed.set)
         app.aboutToQuit.connect(closed.set)  # e.g. the display went away
         if not window.isVisible():  # closed while it was starting

@@ -73,6 +73,10 @@ BUILD_MODULES = (
 loaded in a thread while the frame is on screen (:func:`streamscope.ui.shell.app.run_app`): imports
 are most of the build's time, and the frame answers meanwhile. A test keeps it whole."""
 
+POWER_TOOLS_MODULES = ("streamscope.ui.tools.power_tools",)
+"""The Stream menu's tools (compare, curl, the request editor, find in frames): imported in a
+thread once the panels have painted, then built (:attr:`MainWindow.power_tools`)."""
+
 
 class MainWindow(QMainWindow):
     closed = Signal()
@@ -128,6 +132,7 @@ class MainWindow(QMainWindow):
         self.setUpdatesEnabled(False)  # (one paint of the whole window, not one a step)
         try:
             yield from self._building(store, captures, demo_speed)
+            yield  # (the loop answers between the last step and the window's first paint)
         finally:
             self.setUpdatesEnabled(True)
 
@@ -253,9 +258,12 @@ class MainWindow(QMainWindow):
         self._power_tools: PowerTools | None = None
         self.built = True
         # The Stream menu (power tools, ~0.1 s to import) is built once the panels have painted.
-        from streamscope.ui.shell.after_paint import call_after_paint
+        from streamscope.ui.shell.after_paint import call_after_paint, load_then
 
-        call_after_paint(self, lambda: self.power_tools)
+        # (its modules are imported in a thread first: ~0.1 s that would stall the window)
+        call_after_paint(
+            self, lambda: load_then(POWER_TOOLS_MODULES, lambda: self.power_tools, parent=self)
+        )
 
     @property
     def power_tools(self) -> PowerTools:
