@@ -39,6 +39,8 @@ def window(qtbot: QtBot, aloop: qasync.QEventLoop, ring: MemoryKeyring) -> Itera
     win = MainWindow(demo_speed=25)
     qtbot.addWidget(win)
     win.show()
+    # (the Stream menu is built once the panels have painted, its modules loaded in a thread)
+    qtbot.waitUntil(lambda: win._power_tools is not None, timeout=10_000)
     yield win
     for dialog in tools_of(win).dialogs:
         dialog.close()

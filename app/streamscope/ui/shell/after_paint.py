@@ -42,11 +42,21 @@ def preload(modules: Sequence[str], poll_ms: int = 5) -> None:
 
 
 def load_then(
-    modules: Sequence[str], callback: Callable[[], object], *, parent: QObject, poll_ms: int = 5
+    modules: Sequence[str],
+    callback: Callable[[], object],
+    *,
+    parent: QObject,
+    delay_ms: int = 0,
+    poll_ms: int = 5,
 ) -> None:
-    """Import ``modules`` in a thread, then call ``callback`` from the event loop (no nested
-    loop: the caller returns at once). A failed import is left for ``callback`` to raise.
-    Nothing is called once ``parent`` is gone."""
+    """Import ``modules`` in a thread (``delay_ms`` from now), then call ``callback`` from the
+    event loop (no nested loop: the caller returns at once). A failed import is left for
+    ``callback`` to raise. Nothing is called once ``parent`` is gone."""
+    if delay_ms > 0:
+        QTimer.singleShot(
+            delay_ms, parent, lambda: load_then(modules, callback, parent=parent, poll_ms=poll_ms)
+        )
+        return
     import contextlib
     import importlib
     import threading

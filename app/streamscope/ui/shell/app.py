@@ -51,7 +51,7 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
 
     from streamscope.ui.base.first_paint import apply_saved_theme
     from streamscope.ui.shell.after_paint import call_after_paint, load_then, paint_now, preload
-    from streamscope.ui.shell.main_window import MainWindow
+    from streamscope.ui.shell.main_window import AFTER_START_IMPORTS_MS, MainWindow
 
     apply_saved_theme()  # (the first paint in the chosen theme already)
     window = MainWindow(deferred=True)
@@ -80,7 +80,13 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
         instance.openRequested.connect(lambda path: window.open_capture(Path(path), speed=None))
         # (QtNetwork: once the panels have painted; a second start meanwhile waits for it, ≤ 2 s)
         call_after_paint(
-            window, lambda: load_then(("PySide6.QtNetwork",), instance.listen, parent=window)
+            window,
+            lambda: load_then(
+                ("PySide6.QtNetwork",),
+                instance.listen,
+                parent=window,
+                delay_ms=AFTER_START_IMPORTS_MS,
+            ),
         )
         window.closed.connect(closed.set)
         app.aboutToQuit.connect(closed.set)  # e.g. the display went away

@@ -73,6 +73,10 @@ BUILD_MODULES = (
 loaded in a thread while the frame is on screen (:func:`streamscope.ui.shell.app.run_app`): imports
 are most of the build's time, and the frame answers meanwhile. A test keeps it whole."""
 
+AFTER_START_IMPORTS_MS = 300
+"""What is not needed for the first look (the Stream menu, the single-instance listener) is
+imported this long after the panels have painted: importing an extension module holds the GIL
+for tens of milliseconds, which would lengthen the window's first paint."""
 POWER_TOOLS_MODULES = ("streamscope.ui.tools.power_tools",)
 """The Stream menu's tools (compare, curl, the request editor, find in frames): imported in a
 thread once the panels have painted, then built (:attr:`MainWindow.power_tools`)."""
@@ -262,7 +266,13 @@ class MainWindow(QMainWindow):
 
         # (its modules are imported in a thread first: ~0.1 s that would stall the window)
         call_after_paint(
-            self, lambda: load_then(POWER_TOOLS_MODULES, lambda: self.power_tools, parent=self)
+            self,
+            lambda: load_then(
+                POWER_TOOLS_MODULES,
+                lambda: self.power_tools,
+                parent=self,
+                delay_ms=AFTER_START_IMPORTS_MS,
+            ),
         )
 
     @property
