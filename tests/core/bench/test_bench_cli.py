@@ -106,14 +106,14 @@ def test_the_table_and_exit_code_1_when_requests_fail(server: DemoServer) -> Non
 
 def test_csv_is_the_json_rows_with_their_step(server: DemoServer, tmp_path: Path) -> None:
     rows_csv = tmp_path / "rows.csv"
-    result = bench("--base-url", server.base_url("openai"), "--model", FAST,
-                   "--sweep", "1,2", "--requests", "2", "--csv", str(rows_csv), "--json")  # fmt: skip
+    result = bench("--base-url", server.base_url("openai"), "--model", FAST, "--sweep", "1,2",
+                   "--requests", "2", "--csv", str(rows_csv), "--json")  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     with rows_csv.open(newline="", encoding="utf-8") as fp:
         table = list(csv.DictReader(fp))
     assert list(table[0]) == ["step", *ROW_COLUMNS]
-    assert [(r["step"], r["index"]) for r in table] == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
+    assert [r["step"] + ":" + r["index"] for r in table] == ["0:0", "0:1", "1:0", "1:1"]
     want = [
         {"step": str(n), **{k: "" if v is None else str(v) for k, v in row.items()}}
         for n, step in enumerate(report["steps"])
