@@ -8,6 +8,51 @@ A progress bar on stderr, a summary table on stdout (``--json``: the whole repor
 :mod:`streamscope.core.bench.captures`) and ``report.json``. The API key is read from the
 environment variable ``--api-key-env`` names and goes only into the requests' headers.
 
+Every figure is computed from the request's capture by :mod:`streamscope.core.bench.metrics`
+and summed up by :mod:`streamscope.core.bench.stats`; the ``definitions`` object says what
+each one means. ``--json`` (and ``report.json``) is one object::
+
+    {"format": "streamscope-bench-run", "version": 1,
+     "base_url", "model", "dialect",
+     "definitions": {"ttft": "TTFT = ...", ...},
+     "steps": [{
+       "label": "c=16" | "rate=5/s", "concurrency", "rate", "arrival",
+       "summary": {                         # over the step's measured (non-warm-up) requests
+         "format": "streamscope-bench-report", "version",
+         "time_to_first_token", "time_to_first_output_token", "inter_token_latency",
+         "inter_chunk_latency", "request_latency", "ttfb", "e2e_terminal_latency",
+         "max_gap", "vllm_ttft", "genai_perf_ttft", "vllm_itl", "llmperf_itl",
+         "dispatch_lag", "ttft_from_schedule",
+                                            # each {"unit": "ms", "avg", "min", "max", "p50",
+                                            # "p90", "p95", "p99", "p99_9", "std", "count",
+                                            # "sum"}; a percentile with too few values: null
+         "output_sequence_length",          # the same block in tokens
+         "request_count", "error_request_count", "benchmark_duration",
+         "output_token_throughput", "request_throughput",
+         "windowed_output_token_throughput", "windowed_request_throughput",
+         "effective_concurrency",           # each {"unit", "avg"}
+         "window": {"start", "end", "length"} | null,
+         "requests", "warmup_requests", "outcomes": {"completed": 60, "http_429": 4, ...},
+         "included_outcomes": ["completed", "length"], "token_sources": {"usage": 60}},
+       "runner": {"loop_lag_p99_ms", "loop_lag_max_ms", "loop_lag_samples",
+                  "client_bound", "cpu_s", "cpu_ms_per_1k_reads", "reads"},
+       "requests": [{"index", "capture", "worker", "warmup", "sent_at", "scheduled_at",
+                     "dispatch_lag_ms", "ttft_from_schedule_ms", "outcome", "status",
+                     "finish_reason", "ttfb_ms", "ttft_ms", "ttft_frame", "ttfo_ms",
+                     "ttfo_frame", "itl_ms", "gaps", "gap_p99_ms", "max_gap_ms",
+                     "max_gap_frame", "e2e_terminal_ms", "e2e_last_token_ms",
+                     "duration_ms", "output_tokens", "token_source", "first_frame_tokens",
+                     "vllm_ttft_ms", "genai_perf_ttft_ms", "llmperf_itl_ms", "reason",
+                     "scheduled_ms", "reads"}, ...]}]}
+
+Latency statistics are over completed + length requests; the other outcomes are counted
+apart. A request row is :data:`streamscope.core.bench.report.ROW_COLUMNS`: times in ms from
+the request's send (``sent_at``/``scheduled_at``: seconds on the runner's monotonic clock,
+``scheduled_ms``: after the step's start), ``*_frame`` the Frames tab's number of the frame
+that defined the value, ``warmup`` 0 or 1, ``gaps`` how many, ``capture`` the file under
+``--out`` (``null``: none written, or evicted). ``--csv`` writes the same rows with a
+``step`` column first.
+
 Exit codes: 0 every measured request completed (or stopped at its length), 1 some did not,
 2 usage error, 130 interrupted.
 """
@@ -24,16 +69,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from streamscope.core.bench.load import LoadStep
-from streamscope.core.bench.report import LATENCY_OUTCOMES
+from streamscope.core.bench.report import ROW_COLUMNS
 from streamscope.core.bench.schedule import ARRIVALS
 from streamscope.core.bench.session import BenchPlan, Progress, run_bench
+from streamscope.core.bench.stats import DEFAULT_INCLUDED
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-CSV_KEYS = (
-    "step", "index", "warmup", "outcome", "status", "scheduled_ms", "dispatch_lag_ms", "ttfb_ms",
-    "ttft_ms", "ttft_from_schedule_ms", "itl_ms", "e2e_ms", "output_tokens", "tokens_source",
-    "reads", "capture",
-)  # fmt: skip
+CSV_KEYS = ("step", *ROW_COLUMNS)
+"""``--csv``'s columns: the step's number, then a request row's keys."""
 
 
 class UsageError(Exception):
@@ -44,7 +87,15 @@ def add_parser(sub: Any) -> None:
     """The ``bench`` subcommand's arguments (called by :func:`streamscope.cli.build_parser`)."""
     from streamscope.core.wire.dialects import dialect_names
 
-    p = sub.add_parser("bench", help="load an endpoint and report TTFT/ITL/E2E per step")
+    p = sub.add_parser(
+        "bench",
+        help="load an endpoint and report TTFT/ITL/E2E per step",
+        description="Load an endpoint; a summary table per step on stdout, progress on "
+        "stderr. --json prints the whole report: {format, version, base_url, model, dialect, "
+        "definitions, steps: [{label, concurrency, rate, arrival, summary (AIPerf's names: "
+        "time_to_first_token, inter_token_latency, ... in ms), runner, requests (one row per "
+        "request)}]}; the module streamscope.bench_cli documents every key.",
+    )
     p.add_argument("--base-url", required=True, help="API base URL including its version prefix")
     p.add_argument("--model", required=True)
     p.add_argument("--dialect", choices=dialect_names(with_auto=True), default="auto")
@@ -75,8 +126,10 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--first-byte-timeout", type=float, default=300.0, metavar="S")
     p.add_argument("--idle-timeout", type=float, default=300.0, metavar="S")
-    p.add_argument("--json", action="store_true", help="print the whole report as JSON")
-    p.add_argument("--csv", metavar="FILE", help="write one row per request")
+    p.add_argument(
+        "--json", action="store_true", help="print the whole report as JSON (shape above)"
+    )
+    p.add_argument("--csv", metavar="FILE", help="write one row per request (with its step)")
     p.add_argument("--out", metavar="DIR", help="keep captures and report.json here")
 
 
@@ -171,7 +224,7 @@ class _Bar:
         if (p.total is None or p.done < p.total) and now - self.last < 0.1:
             return
         self.last = now
-        errors = sum(n for k, n in p.outcomes.items() if k not in LATENCY_OUTCOMES)
+        errors = sum(n for k, n in p.outcomes.items() if k not in DEFAULT_INCLUDED)
         if p.total:
             filled = int(30 * p.done / p.total)
             bar = "#" * filled + "-" * (30 - filled)
@@ -190,36 +243,46 @@ def _fmt(value: Any, spec: str = ".1f") -> str:
 
 
 def table(report: dict[str, Any]) -> str:
-    """The summary: one line per step."""
+    """The summary: one line per step, read off each step's ``summary`` and ``runner``."""
     head = (
-        f"{'step':>12} {'n':>5} {'ok':>5} {'TTFT p50':>9} {'p99':>8} {'ITL p50':>8} "
-        f"{'E2E p50':>9} {'tok/s':>8} {'lag p99':>8} {'loop p99':>8} {'CPU s':>6}  outcomes"
+        f"{'step':>12} {'n':>5} {'ok':>5} {'TTFT p50':>9} {'p99':>8} {'sched p50':>9} "
+        f"{'ITL p50':>8} {'E2E p50':>9} {'tok/s':>8} {'conc':>6} {'lag max':>8} "
+        f"{'loop p99':>8} {'CPU s':>6}  outcomes"
     )
     lines = [head]
     for step in report["steps"]:
         s, r = step["summary"], step["runner"]
-        ok = sum(n for k, n in s["outcomes"].items() if k in LATENCY_OUTCOMES)
+        included = set(s["included_outcomes"])
+        ok = sum(n for k, n in s["outcomes"].items() if k in included)
         outcomes = ", ".join(f"{k} {n}" for k, n in sorted(s["outcomes"].items()))
         flag = "  CLIENT-BOUND" if r["client_bound"] else ""
+        ttft = s["time_to_first_token"]
         lines.append(
             f"{step['label']:>12} {s['requests']:>5} {ok:>5} "
-            f"{_fmt(s['ttft_ms'].get('p50')):>9} {_fmt(s['ttft_ms'].get('p99')):>8} "
-            f"{_fmt(s['itl_ms'].get('p50'), '.2f'):>8} {_fmt(s['e2e_ms'].get('p50')):>9} "
-            f"{_fmt(s['output_tokens_per_s']):>8} "
-            f"{_fmt(s['dispatch_lag_ms'].get('p99'), '.2f'):>8} "
+            f"{_fmt(ttft['p50']):>9} {_fmt(ttft['p99']):>8} "
+            f"{_fmt(s['ttft_from_schedule']['p50']):>9} "
+            f"{_fmt(s['inter_token_latency']['p50'], '.2f'):>8} "
+            f"{_fmt(s['request_latency']['p50']):>9} "
+            f"{_fmt(s['windowed_output_token_throughput']['avg']):>8} "
+            f"{_fmt(s['effective_concurrency']['avg'], '.2f'):>6} "
+            f"{_fmt(s['dispatch_lag']['max'], '.2f'):>8} "
             f"{_fmt(r['loop_lag_p99_ms'], '.2f'):>8} {_fmt(r['cpu_s'], '.2f'):>6}  {outcomes}{flag}"
         )
-    lines.append("ms unless stated; latencies over completed + length; lag = send - scheduled")
+    lines.append(
+        "ms unless stated; latencies over completed + length (p99 shown from 100 requests); "
+        "sched = TTFT from the scheduled time; E2E to the last token; tok/s over the trimmed "
+        "window; conc = effective concurrency; lag = send - scheduled"
+    )
     return "\n".join(lines)
 
 
 def _write_csv(path: Path, report: dict[str, Any]) -> None:
     with path.open("w", newline="", encoding="utf-8") as fp:
-        writer = csv.DictWriter(fp, CSV_KEYS, extrasaction="ignore")
+        writer = csv.DictWriter(fp, CSV_KEYS, lineterminator="\n")
         writer.writeheader()
         for number, step in enumerate(report["steps"]):
             for row in step["requests"]:
-                writer.writerow({**row, "step": number})
+                writer.writerow({"step": number, **row})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -257,7 +320,8 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\nstreamscope bench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    report = {"base_url": args.base_url, "model": args.model, "dialect": dialect, **report}
+    head = {"format": report.pop("format"), "version": report.pop("version")}
+    report = {**head, "base_url": args.base_url, "model": args.model, "dialect": dialect, **report}
     text = json.dumps(report, ensure_ascii=False)
     if out is not None:
         (out / "report.json").write_text(text + "\n", encoding="utf-8")
@@ -265,6 +329,6 @@ def _run(args: argparse.Namespace) -> int:
         _write_csv(Path(args.csv), report)
     print(text if args.json else table(report))
     failed = any(
-        k not in LATENCY_OUTCOMES for step in report["steps"] for k in step["summary"]["outcomes"]
+        k not in DEFAULT_INCLUDED for step in report["steps"] for k in step["summary"]["outcomes"]
     )
     return EXIT_FAILURES if failed else EXIT_OK

@@ -14,6 +14,10 @@ system-wide monotonic clock), so each figure is the client's against the server'
   client's load causes);
 - dispatch lag (send - scheduled), CPU of the load process, from the run's own report.
 
+For our runner, TTFT and ITL are the run's own figures (``streamscope.core.bench.metrics``,
+what the report and the window show); the errors against the server's stamps are scored
+here from the same reads. Percentiles: ``streamscope.core.bench.percentiles.percentile``.
+
 The peer, measured in the same run: a shared-pool ``httpx.AsyncClient`` (every stream on one
 client, in a process of its own, a read stamped as ``aiter_raw`` yields it).
 """
@@ -35,6 +39,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_gui import Row, check, info, print_table
+
+from streamscope.core.bench.percentiles import percentile
 
 MODEL = "demo-bench?ttft=200&itl=20&tokens=64"
 _STAMP = re.compile(rb"demo_sent=(\d+\.\d+) demo_due=(\d+\.\d+)")
@@ -90,25 +96,24 @@ def score(sent: float, arrived: float, reads: list[tuple[float, bytes]]) -> Samp
 
 
 def _pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * p / 100
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+    """The run's percentile (numpy's linear), not hidden for few values: a check needs it."""
+    return percentile(sorted(values), p)
 
 
 async def _ours(base: str, c: int, n: int, warmup: int) -> tuple[list[Sample], dict[str, Any]]:
     from streamscope.core.bench.load import LoadStep
+    from streamscope.core.bench.metrics import RequestMetrics
     from streamscope.core.bench.session import BenchPlan, run_bench
 
     samples: list[Sample] = []
 
-    def keep(_step: int, ex: Any, _capture: Any, _turn: Any) -> None:
+    def keep(_step: int, ex: Any, _capture: Any, m: RequestMetrics) -> None:
         arrived = dict(ex.headers).get("x-demo-arrived")
         if ex.warmup or arrived is None or ex.sent is None:
             return
         sample = score(ex.sent, float(arrived), ex.reads)
-        if sample is not None:
+        if sample is not None and m.ttft is not None and m.itl is not None:
+            sample["ttft"], sample["itl"] = m.ttft * 1000, m.itl * 1000  # (as reported)
             samples.append(sample)
 
     step = LoadStep(concurrency=c, requests=n, warmup=warmup)
@@ -192,7 +197,7 @@ def _rows(name: str, samples: list[Sample], step: dict[str, Any] | None, c: int)
             check(name, "first-token delivery lag p99", _pct(delivery, 99), 1.0, ".3f", " ms"),
         ]
     if step is not None:
-        lag = step["summary"]["dispatch_lag_ms"]
+        lag = step["summary"]["dispatch_lag"]
         limit = 5.0 if c <= 16 else 15.0
         lag99 = _pct([r["dispatch_lag_ms"] for r in step["requests"] if not r["warmup"]], 99)
         rows.append(check(name, "dispatch lag p99", lag99, limit, ".2f", " ms"))

@@ -161,6 +161,30 @@ def test_report_uses_aiperf_names_in_ms_and_hides_percentiles() -> None:
     assert set(r["definitions"]) >= {"ttft", "ttfo", "itl", "gaps", "llmperf_itl", "window"}
 
 
+def test_ttft_from_schedule_adds_the_dispatch_lag_and_is_summed_up() -> None:
+    """Open loop: scheduled at 0, 1, 2, sent 0, 0.5 and 1.5 s late (a client falling
+    behind); TTFT from the send stays 0.25 s, from the schedule it grows. A request never
+    scheduled has neither."""
+    late = [replace(_run(t + lag, None), scheduled_at=t) for t, lag in ((0, 0), (1, 0.5), (2, 1.5))]
+    assert [m.dispatch_lag for m in late] == [0.0, 0.5, 1.5]
+    assert [m.ttft_from_schedule for m in late] == [0.25, 0.75, 1.75]
+    assert _ROLE_FIRST.ttft_from_schedule is None  # (no schedule)
+    cut = replace(measure(timeline("openai", [], status=429, end=CaptureEnd("http_error"))),
+                  sent_at=3.5, scheduled_at=3.0)  # fmt: skip
+    assert (cut.dispatch_lag, cut.ttft_from_schedule) == (0.5, None)  # (no token)
+    s = summarize([*late, cut])
+    assert (s.ttft_from_schedule.count, s.ttft_from_schedule.max) == (3, 1.75)
+    assert (s.dispatch_lag.count, s.dispatch_lag.max) == (4, 1.5)  # (every measured one)
+    r = report(s, definitions=False)
+    assert r["ttft_from_schedule"] == r["ttft_from_schedule"] | {
+        "unit": "ms", "min": 250.0, "max": 1750.0, "p50": 750.0, "count": 3, "sum": 2750.0,
+    }  # fmt: skip
+    assert r["dispatch_lag"]["sum"] == 2500.0
+    assert "definitions" not in r and "ttft_from_schedule" in report(s)["definitions"]
+    assert csv_row(late[2])["ttft_from_schedule_ms"] == 1750.0
+    assert csv_row(late[2])["dispatch_lag_ms"] == 1500.0
+
+
 def test_csv_row_per_request() -> None:
     m = replace(_ROLE_FIRST, capture="runs/1/req-0007.sscap", worker=3, sent_at=12.5)
     row = csv_row(m)

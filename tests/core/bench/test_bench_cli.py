@@ -4,6 +4,7 @@ usage errors, and a planted API key that reaches the server but no file, stdout 
 from __future__ import annotations
 
 import base64
+import csv
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from urllib.parse import quote
 
 import pytest
 
+from streamscope.core.bench.report import ROW_COLUMNS
 from streamscope.demo.server import DemoServer
 
 KEY = "sk-benchcanary-7d1e0b9c4a2f6e58"
@@ -41,25 +43,53 @@ def test_json_is_the_whole_report(server: DemoServer) -> None:
                    "--concurrency", "2", "--requests", "4", "--warmup", "1", "--json")  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert set(report) == {"base_url", "model", "dialect", "steps"}
+    assert set(report) == {
+        "format", "version", "base_url", "model", "dialect", "definitions", "steps",
+    }  # fmt: skip
+    assert (report["format"], report["version"]) == ("streamscope-bench-run", 1)
     assert report["dialect"] == "openai"  # (auto, from the base URL)
+    assert report["definitions"]["ttft_from_schedule"].startswith("TTFT from schedule = ")
     (step,) = report["steps"]
     assert set(step) == {"label", "concurrency", "rate", "arrival", "summary", "runner", "requests"}
-    assert set(step["summary"]) == {
-        "requests", "outcomes", "ttfb_ms", "ttft_ms", "itl_ms", "e2e_ms", "ttft_from_schedule_ms",
-        "dispatch_lag_ms", "window_s", "output_tokens_per_s", "requests_per_s",
+    summary = step["summary"]
+    assert set(summary) == {
+        "format", "version", "time_to_first_token", "time_to_first_output_token",
+        "inter_token_latency", "inter_chunk_latency", "request_latency",
+        "output_sequence_length", "request_count", "error_request_count",
+        "benchmark_duration", "output_token_throughput", "request_throughput", "ttfb",
+        "e2e_terminal_latency", "max_gap", "vllm_ttft", "genai_perf_ttft", "vllm_itl",
+        "llmperf_itl", "dispatch_lag", "ttft_from_schedule",
+        "windowed_output_token_throughput", "windowed_request_throughput",
+        "effective_concurrency", "window", "requests", "warmup_requests", "outcomes",
+        "included_outcomes", "token_sources",
     }  # fmt: skip
+    assert set(summary["time_to_first_token"]) == {
+        "unit", "avg", "min", "max", "p50", "p90", "p95", "p99", "p99_9", "std", "count", "sum",
+    }  # fmt: skip
+    assert summary["time_to_first_token"]["unit"] == "ms"
+    assert summary["time_to_first_token"]["count"] == 4
+    assert summary["time_to_first_token"]["p90"] is None  # (hidden: 4 values)
+    assert summary["output_sequence_length"]["avg"] == 6.0  # (tokens=6, from usage)
+    assert summary["token_sources"] == {"usage": 4}
+    assert summary["included_outcomes"] == ["completed", "length"]
+    assert (summary["requests"], summary["warmup_requests"]) == (4, 1)
+    assert set(summary["window"]) == {"start", "end", "length"}
     assert set(step["runner"]) == {
-        "loop_lag_p99_ms", "loop_lag_max_ms", "client_bound", "cpu_s", "cpu_ms_per_1k_reads",
-        "reads",
+        "loop_lag_p99_ms", "loop_lag_max_ms", "loop_lag_samples", "client_bound", "cpu_s",
+        "cpu_ms_per_1k_reads", "reads",
     }  # fmt: skip
-    assert set(step["requests"][0]) == {
-        "index", "warmup", "scheduled_ms", "dispatch_lag_ms", "ttfb_ms", "ttft_ms", "itl_ms",
-        "e2e_ms", "output_tokens", "tokens_source", "outcome", "status", "ttft_from_schedule_ms",
-        "reads", "capture", "sent_at",
-    }  # fmt: skip
-    assert step["summary"]["outcomes"] == {"completed": 4}
-    assert len(step["requests"]) == 5 and step["requests"][0]["warmup"] is True
+    assert list(step["requests"][0]) == [
+        "index", "capture", "worker", "warmup", "sent_at", "scheduled_at", "dispatch_lag_ms",
+        "ttft_from_schedule_ms", "outcome", "status", "finish_reason", "ttfb_ms", "ttft_ms",
+        "ttft_frame", "ttfo_ms", "ttfo_frame", "itl_ms", "gaps", "gap_p99_ms", "max_gap_ms",
+        "max_gap_frame", "e2e_terminal_ms", "e2e_last_token_ms", "duration_ms",
+        "output_tokens", "token_source", "first_frame_tokens", "vllm_ttft_ms",
+        "genai_perf_ttft_ms", "llmperf_itl_ms", "reason", "scheduled_ms", "reads",
+    ]  # fmt: skip
+    assert summary["outcomes"] == {"completed": 4}
+    assert len(step["requests"]) == 5 and step["requests"][0]["warmup"] == 1
+    assert step["requests"][0]["capture"] is None  # (no --out: no file)
+    assert sum(r["reads"] for r in step["requests"]) == step["runner"]["reads"]
     assert "[" in result.stderr and "5/5" in result.stderr  # the progress bar
 
 
@@ -70,7 +100,26 @@ def test_the_table_and_exit_code_1_when_requests_fail(server: DemoServer) -> Non
     lines = result.stdout.splitlines()
     assert lines[0].split()[:4] == ["step", "n", "ok", "TTFT"]
     assert lines[1].split()[:3] == ["c=1", "2", "0"]
+    assert lines[1].split()[3:5] == ["-", "-"]  # (no TTFT over 0 completed requests)
     assert lines[1].endswith("http_429 2")
+
+
+def test_csv_is_the_json_rows_with_their_step(server: DemoServer, tmp_path: Path) -> None:
+    rows_csv = tmp_path / "rows.csv"
+    result = bench("--base-url", server.base_url("openai"), "--model", FAST, "--sweep", "1,2",
+                   "--requests", "2", "--csv", str(rows_csv), "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    with rows_csv.open(newline="", encoding="utf-8") as fp:
+        table = list(csv.DictReader(fp))
+    assert list(table[0]) == ["step", *ROW_COLUMNS]
+    assert [r["step"] + ":" + r["index"] for r in table] == ["0:0", "0:1", "1:0", "1:1"]
+    want = [
+        {"step": str(n), **{k: "" if v is None else str(v) for k, v in row.items()}}
+        for n, step in enumerate(report["steps"])
+        for row in step["requests"]
+    ]
+    assert table == want
 
 
 @pytest.mark.parametrize(

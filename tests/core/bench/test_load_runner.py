@@ -1,6 +1,7 @@
 """The load runner end to end: its own process, real loopback sockets to the demo server,
-every request a capture whose replay gives the row's figures; the open loop above capacity
-shows its dispatch lag; the runner flags itself client-bound."""
+every request a capture whose measure (metrics.measure, a fresh replay of the file) gives the
+run's figures and its row exactly; the open loop above capacity shows its dispatch lag; the
+runner flags itself client-bound."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from streamscope.core.bench.export import CSV_COLUMNS, csv_row
 from streamscope.core.bench.load import LoadStep, StepStats
-from streamscope.core.bench.report import StepReport, quick_summary
+from streamscope.core.bench.metrics import RequestMetrics, measure
+from streamscope.core.bench.report import ROW_COLUMNS, runner_health
 from streamscope.core.bench.session import BenchPlan, run_bench
 from streamscope.core.bench.transport import Exchange
 from streamscope.core.capture.format import Capture, read_capture
-from streamscope.core.capture.replay import replay_capture
-from streamscope.core.turn.model import Turn
 from streamscope.demo.server import DemoServer
 
 _SENT = re.compile(rb"demo_sent=(\d+\.\d+)")
@@ -39,31 +40,46 @@ def test_a_closed_loop_records_every_request_as_a_capture(
     server: DemoServer, tmp_path: Path
 ) -> None:
     model = "demo-bench?ttft=20&itl=2&tokens=8&cut=0.25&seed=1"
-    seen: list[tuple[Exchange, Capture, Turn]] = []
+    seen: list[tuple[Exchange, Capture, RequestMetrics]] = []
     report = asyncio.run(
         run_bench(
             _plan(server, model, LoadStep(concurrency=2, requests=8)),
             out=tmp_path,
-            on_request=lambda _s, ex, cap, turn: seen.append((ex, cap, turn)),
+            on_request=lambda _s, ex, cap, m: seen.append((ex, cap, m)),
         )
     )
     (step,) = report["steps"]
     rows = step["requests"]
     assert [r["index"] for r in rows] == list(range(8))
+    assert all(list(r) == list(ROW_COLUMNS) for r in rows)
     assert step["summary"]["outcomes"] == {"completed": 5, "truncated": 3}  # (seed 1's draws)
     assert Counter(r["outcome"] for r in rows) == {"completed": 5, "truncated": 3}
+    assert step["summary"]["time_to_first_token"]["count"] == 5  # (completed only)
+    assert {r["worker"] for r in rows} == {0, 1}  # (the closed loop names its workers)
+    in_run = {ex.index: m for ex, _cap, m in seen}
     for row in rows:
         capture = read_capture(tmp_path / row["capture"])
         assert capture.request is not None and b'"demo-bench?ttft=20' in capture.request.body
         assert len(capture.reads) == row["reads"]
-        turn = asyncio.run(replay_capture(capture, keep_frames=False))
-        assert turn.timings.ttft is not None
-        assert turn.timings.ttft * 1000 == row["ttft_ms"]  # (the same number, recomputed)
+        # The file measured afresh, with the run's context, is the run's figures exactly,
+        # and the row is those figures' CSV row.
+        again = measure(
+            capture,
+            sent_at=row["sent_at"],
+            scheduled_at=row["scheduled_at"],
+            worker=row["worker"],
+            warmup=bool(row["warmup"]),
+            capture_ref=row["capture"],
+        )
+        assert again == in_run[row["index"]]
+        assert csv_row(again) == {k: row[k] for k in CSV_COLUMNS}
+        assert again.ttft is not None and again.ttft_frame is not None
+        assert round(again.ttft * 1000, 3) == row["ttft_ms"]
         if row["outcome"] == "completed":
-            assert row["output_tokens"] == 8 and row["tokens_source"] == "usage"
+            assert row["output_tokens"] == 8 and row["token_source"] == "usage"
             assert 20 <= row["ttft_ms"] < 200 and 1 <= row["itl_ms"] < 20
     # Every read came after the server stamped the frames it carries (one clock: monotonic).
-    for ex, _capture, _turn in seen:
+    for ex, _capture, _m in seen:
         assert ex.sent is not None and ex.scheduled <= ex.sent
         for t, data in ex.reads:
             stamps = [float(s) for s in _SENT.findall(data)]
@@ -76,9 +92,11 @@ def test_warm_up_requests_are_marked_and_left_out(server: DemoServer) -> None:
         run_bench(_plan(server, model, LoadStep(concurrency=3, requests=6, warmup=3)))
     )
     (step,) = report["steps"]
-    assert [r["warmup"] for r in step["requests"]] == [True] * 3 + [False] * 6
+    assert [r["warmup"] for r in step["requests"]] == [1] * 3 + [0] * 6
     assert step["summary"]["requests"] == 6
-    assert step["summary"]["ttft_ms"]["n"] == 6
+    assert step["summary"]["warmup_requests"] == 3
+    assert step["summary"]["time_to_first_token"]["count"] == 6
+    assert step["summary"]["dispatch_lag"]["count"] == 6
 
 
 def test_a_sweep_is_steps_of_one_report(server: DemoServer) -> None:
@@ -102,13 +120,19 @@ def test_an_open_loop_above_capacity_shows_dispatch_lag_growing(server: DemoServ
     assert lags[-1] > 300 and lags[-1] > lags[8] > lags[3]
     from_schedule = [r["ttft_from_schedule_ms"] for r in rows]
     assert from_schedule[-1] > from_schedule[0] + 250
+    assert from_schedule == [
+        pytest.approx(r["ttft_ms"] + r["dispatch_lag_ms"], abs=0.002) for r in rows
+    ]
     assert max(r["ttft_ms"] for r in rows) < 50 + 100  # (from the send: no growth)
+    assert {r["worker"] for r in rows} == {None}
+    summary = report["steps"][0]["summary"]
+    assert summary["ttft_from_schedule"]["max"] == pytest.approx(max(from_schedule), abs=0.001)
+    assert summary["dispatch_lag"]["max"] == pytest.approx(max(lags), abs=0.001)
 
 
 def _report(lag_ms: list[float]) -> dict[str, Any]:
-    step = LoadStep(concurrency=1, requests=1)
     stats = StepStats(started=0.0, ended=1.0, cpu_s=0.5, loop_lag=[x / 1000 for x in lag_ms])
-    return StepReport(step, [], stats).to_json(quick_summary)["runner"]
+    return runner_health(stats, 2000)
 
 
 def test_the_runner_flags_itself_client_bound_when_its_loop_lags() -> None:
@@ -116,3 +140,8 @@ def test_the_runner_flags_itself_client_bound_when_its_loop_lags() -> None:
     lagging = _report([0.5] * 90 + [12.0] * 10)
     assert lagging["client_bound"] is True
     assert lagging["loop_lag_p99_ms"] == pytest.approx(12.0)
+    assert lagging["loop_lag_samples"] == 100
+    assert lagging["cpu_ms_per_1k_reads"] == pytest.approx(250.0)  # 500 ms / 2 (x 1,000)
+    short = _report([0.5] * 8 + [9.0, 9.0])  # (10 samples: p99 still shown, and flags)
+    assert short["client_bound"] is True
+    assert short["loop_lag_p99_ms"] == pytest.approx(9.0)

@@ -15,9 +15,10 @@ The load:
 
 - :mod:`.schedule` (open-loop arrival times), :mod:`.transport` (the thin HTTP/1.1 client that
   stamps each read), :mod:`.load` (closed and open loops), :mod:`.runner_process` (the load in
-  its own process), :mod:`.captures` (each request recorded and replayed as a capture),
-  :mod:`.report` (rows and summaries) and :mod:`.session` (a run end to end, for
-  ``streamscope bench`` and the window).
+  its own process), :mod:`.captures` (each request recorded, and replayed once into its
+  :class:`~.metrics.RequestMetrics`), :mod:`.report` (the run's report: per step the
+  :mod:`.stats` summary in :mod:`.export`'s shape, the rows, the runner's own health) and
+  :mod:`.session` (a run end to end, for ``streamscope bench`` and the window).
 
 Bench comes after every stage: it may import the wire, the pipeline, captures and the network
 client's helpers; nothing of the UI.

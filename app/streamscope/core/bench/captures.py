@@ -1,8 +1,11 @@
 """Every request of a bench is a capture: an :class:`~streamscope.core.bench.transport.Exchange`
 recorded through the same :class:`~streamscope.core.capture.recorder.CaptureRecorder` a chat
-turn uses (secrets masked in the request, headers and reads), its outcome decided by replaying
-it through the same pipeline (:func:`~streamscope.core.capture.replay.replay_capture`), so a
-value computed from the capture later is the value the run reported.
+turn uses (secrets masked in the request, headers and reads), then replayed once through the
+same pipeline (:func:`~streamscope.core.capture.replay.replay_capture`) with a
+:class:`~streamscope.core.bench.metrics.FrameLog` watching: that one replay decides the
+outcome written in the capture and gives the request's figures
+(:func:`~streamscope.core.bench.metrics.metrics_of`), so
+:func:`~streamscope.core.bench.metrics.measure` on the capture later gives the same figures.
 
 On disk (``--out DIR`` only; without it nothing is written): one ``.sscap`` per request,
 ``DIR/captures/step-S/request-NNNNNN.sscap``, at most :data:`MAX_CAPTURES` files and
@@ -16,11 +19,11 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from streamscope.core.bench.metrics import FrameLog, RequestMetrics, metrics_of
 from streamscope.core.bench.transport import Exchange
 from streamscope.core.capture.format import Capture, CaptureEnd, write_capture
 from streamscope.core.capture.recorder import CaptureRecorder
 from streamscope.core.capture.replay import replay_capture
-from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import EndKind, StreamEnd
 from streamscope.core.wire.dialects.base import RequestSpec
 
@@ -36,8 +39,12 @@ def _end_kind(ex: Exchange) -> EndKind:
     return ex.end or "broken"  # type: ignore[return-value]
 
 
-async def record_exchange(ex: Exchange, spec: RequestSpec, dialect: str) -> tuple[Capture, Turn]:
-    """``ex`` as a capture (secrets masked) and the turn its replay gives."""
+async def record_exchange(
+    ex: Exchange, spec: RequestSpec, dialect: str
+) -> tuple[Capture, RequestMetrics]:
+    """``ex`` as a capture (secrets masked) and its figures, from one replay. The figures
+    carry the run's context (send and scheduled times on the runner's clock, worker,
+    warm-up); their ``capture`` is empty until the caller knows where the capture went."""
     recorder = CaptureRecorder(dialect)
     sent = ex.sent if ex.sent is not None else ex.scheduled
     recorder.request_started(spec, _body(spec), sent)
@@ -62,9 +69,19 @@ async def record_exchange(ex: Exchange, spec: RequestSpec, dialect: str) -> tupl
     recorder.ended(end)
     capture = recorder.capture
     capture.end = CaptureEnd(kind, elapsed, ex.detail, None, recorder.scrubber.bytes(body))
-    turn = await replay_capture(capture, keep_frames=False)
+    log = FrameLog()
+    turn = await replay_capture(capture, observer=log)
     recorder.finished(turn)  # (the end line, with the outcome the replay decided)
-    return recorder.capture, turn
+    metrics = metrics_of(
+        capture,
+        turn,
+        log.frames,
+        sent_at=sent,
+        scheduled_at=ex.scheduled,
+        worker=ex.worker,
+        warmup=ex.warmup,
+    )
+    return recorder.capture, metrics
 
 
 def _body(spec: RequestSpec) -> bytes:

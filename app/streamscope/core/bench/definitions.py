@@ -47,6 +47,16 @@ E2E_TERMINAL = (
 )
 E2E_LAST_TOKEN = "E2E (last token) = t(last token frame) - t(request sent)."
 DURATION = "Duration = t(stream ended: terminal, error, cut or cancel) - t(request sent)."
+DISPATCH_LAG = (
+    "Dispatch lag = t(request sent) - t(scheduled), on the runner's clock. Open loop: the "
+    "time the schedule gave it; closed loop: the moment its worker was ready (its previous "
+    "request's end, or the worker's staggered start). The client's own delay."
+)
+TTFT_FROM_SCHEDULE = (
+    "TTFT from schedule = dispatch lag + TTFT = t(first token frame) - t(scheduled): the "
+    "latency a user arriving on the schedule sees (open loop: coordinated omission shown, "
+    "not hidden)."
+)
 VLLM_TTFT = (
     "vLLM TTFT = t(first data event whose JSON has a non-empty 'choices') - t(sent): the "
     "role chunk counts (vllm bench serve, openai-chat). OpenAI chat dialect only; None "
@@ -118,6 +128,8 @@ DEFINITIONS: dict[str, str] = {
     "e2e_terminal": E2E_TERMINAL,
     "e2e_last_token": E2E_LAST_TOKEN,
     "duration": DURATION,
+    "dispatch_lag": DISPATCH_LAG,
+    "ttft_from_schedule": TTFT_FROM_SCHEDULE,
     "vllm_ttft": VLLM_TTFT,
     "genai_perf_ttft": GENAI_PERF_TTFT,
     "vllm_itl": VLLM_ITL,

@@ -19,7 +19,7 @@ theirs — each metric a block ``{"unit", "avg", "min", "max", "p50", "p90", "p9
 
 The rest carries StreamScope's names: ``ttfb``, ``e2e_terminal_latency``, ``max_gap``, the
 compatibility columns ``vllm_ttft``, ``genai_perf_ttft``, ``vllm_itl``, ``llmperf_itl``,
-``dispatch_lag``, the trimmed ``windowed_output_token_throughput`` /
+``dispatch_lag``, ``ttft_from_schedule``, the trimmed ``windowed_output_token_throughput`` /
 ``windowed_request_throughput``, ``effective_concurrency``, ``window``, ``outcomes``,
 ``token_sources``, ``included_outcomes`` and ``definitions`` (every formula's text).
 """
@@ -66,15 +66,17 @@ def _scalar(value: float | None, unit: str) -> dict[str, Any]:
     return {"unit": unit, "avg": value}
 
 
-def report(summary: BenchSummary) -> dict[str, Any]:
-    """The whole bench as one JSON-ready dict (see the module docstring)."""
+def report(summary: BenchSummary, *, definitions: bool = True) -> dict[str, Any]:
+    """The whole bench as one JSON-ready dict (see the module docstring).
+    ``definitions=False`` leaves the formulas' texts out (a run of several steps carries
+    them once, beside its steps)."""
     s = summary
     window = (
         None
         if s.window is None
         else {"start": s.window.start, "end": s.window.end, "length": s.window.length}
     )
-    return {
+    out: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "version": REPORT_VERSION,
         # AIPerf's names: the definitions match.
@@ -98,6 +100,7 @@ def report(summary: BenchSummary) -> dict[str, Any]:
         "vllm_itl": _ms(s.vllm_itl),
         "llmperf_itl": _ms(s.llmperf_itl),
         "dispatch_lag": _ms(s.dispatch_lag),
+        "ttft_from_schedule": _ms(s.ttft_from_schedule),
         "windowed_output_token_throughput": _scalar(s.output_token_throughput, "tokens/sec"),
         "windowed_request_throughput": _scalar(s.request_throughput, "requests/sec"),
         "effective_concurrency": _scalar(s.effective_concurrency, "requests"),
@@ -107,8 +110,10 @@ def report(summary: BenchSummary) -> dict[str, Any]:
         "outcomes": dict(s.outcomes),
         "included_outcomes": list(s.included),
         "token_sources": dict(s.token_sources),
-        "definitions": dict(DEFINITIONS),
     }
+    if definitions:
+        out["definitions"] = dict(DEFINITIONS)
+    return out
 
 
 CSV_COLUMNS: tuple[str, ...] = (
@@ -118,6 +123,7 @@ CSV_COLUMNS: tuple[str, ...] = (
     "sent_at",
     "scheduled_at",
     "dispatch_lag_ms",
+    "ttft_from_schedule_ms",
     "outcome",
     "status",
     "finish_reason",
@@ -159,6 +165,7 @@ def csv_row(m: RequestMetrics) -> dict[str, str | int | float | None]:
         "sent_at": m.sent_at,
         "scheduled_at": m.scheduled_at,
         "dispatch_lag_ms": _rounded_ms(m.dispatch_lag),
+        "ttft_from_schedule_ms": _rounded_ms(m.ttft_from_schedule),
         "outcome": m.outcome_key,
         "status": m.status,
         "finish_reason": m.finish_reason,

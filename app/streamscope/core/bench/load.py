@@ -129,12 +129,12 @@ class _Run:
         return i
 
     async def send(
-        self, index: int, scheduled: float, conn: Connection | None
+        self, index: int, scheduled: float, conn: Connection | None, worker: int | None = None
     ) -> Connection | None:
         """Send request ``index`` (on ``conn`` if it is reusable, else a new connection);
         returns the connection if it can carry another request."""
         k = index % len(self.requests)
-        ex = Exchange(index, k, index < self.step.warmup, scheduled)
+        ex = Exchange(index, k, index < self.step.warmup, scheduled, worker=worker)
         if conn is None or not conn.reusable or self.step.connection == "new":
             if conn is not None:
                 conn.close()
@@ -189,7 +189,7 @@ async def _closed(run: _Run, concurrency: int) -> None:
         await asyncio.sleep(max(0.0, ready - run.clock()))
         conn: Connection | None = None
         while (index := run.take()) is not None:
-            conn = await run.send(index, ready, conn)
+            conn = await run.send(index, ready, conn, w)
             ready = run.clock()
         if conn is not None:
             conn.close()

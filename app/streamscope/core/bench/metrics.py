@@ -36,6 +36,7 @@ from streamscope.core.wire.events import (
 
 __all__ = [
     "BenchOutcome",
+    "FrameLog",
     "RequestMetrics",
     "TokenSource",
     "measure",
@@ -119,16 +120,26 @@ class RequestMetrics:
 
     @property
     def dispatch_lag(self) -> float | None:
-        """Send time minus scheduled time (open loop), ``None`` without a schedule."""
+        """Send time minus scheduled time, ``None`` without a schedule (see
+        :data:`~.definitions.DISPATCH_LAG`)."""
         return None if self.scheduled_at is None else self.sent_at - self.scheduled_at
+
+    @property
+    def ttft_from_schedule(self) -> float | None:
+        """TTFT counted from the scheduled time: TTFT + dispatch lag (``None`` without
+        either; see :data:`~.definitions.TTFT_FROM_SCHEDULE`)."""
+        lag = self.dispatch_lag
+        return None if self.ttft is None or lag is None else self.ttft + lag
 
 
 # -- measuring ------------------------------------------------------------------------------
 
 
-class _Frames(TurnObserver):
+class FrameLog(TurnObserver):
     """Keeps every frame the pipeline reports, with the time of the read that completed it
-    (the frames' index is the Frames tab's numbering)."""
+    (the frames' index is the Frames tab's numbering): the observer to replay a capture
+    with, then hand :attr:`frames` to :func:`metrics_of`. The pipeline must keep its
+    frames (``replay_capture(..., keep_frames=True)``, the default)."""
 
     def __init__(self) -> None:
         self.frames: list[tuple[float, ParsedFrame]] = []
@@ -148,7 +159,7 @@ async def measure_async(
     capture_ref: str = "",
 ) -> RequestMetrics:
     """:func:`measure` on a running event loop (the replay yields to it now and then)."""
-    tap = _Frames()
+    tap = FrameLog()
     turn = await replay_capture(capture, observer=tap, dialect=dialect)
     return metrics_of(
         capture,

@@ -4,8 +4,9 @@ process, turn every finished request into a capture and a report row as it arriv
     report = await run_bench(plan, on_progress=print)
 
 The load process (:mod:`~streamscope.core.bench.runner_process`) only sends and stamps; the
-replay of each request through the pipeline, the capture files and the report are made here,
-in the calling process, while the load goes on.
+replay of each request through the pipeline (once: it gives the capture's outcome and the
+request's :class:`~streamscope.core.bench.metrics.RequestMetrics`), the capture files and the
+report are made here, in the calling process, while the load goes on.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,11 @@ import orjson
 
 from streamscope.core.bench.captures import CaptureShelf, record_exchange
 from streamscope.core.bench.load import LoadRequest, LoadStep
-from streamscope.core.bench.report import ReportBuilder, StepReport
+from streamscope.core.bench.metrics import RequestMetrics
+from streamscope.core.bench.report import ReportBuilder, RequestRecord, StepReport
 from streamscope.core.bench.runner_process import BenchRunner
 from streamscope.core.bench.transport import Exchange
 from streamscope.core.capture.format import Capture
-from streamscope.core.turn.model import Turn
 from streamscope.core.wire.conversation import Conversation, Message
 from streamscope.core.wire.dialects import get_dialect
 from streamscope.core.wire.dialects.base import RequestSpec
@@ -49,7 +50,8 @@ class BenchPlan:
 
 @dataclass(slots=True)
 class Progress:
-    """Where a step is: requests ended (warm-up included), sent, and outcomes so far."""
+    """Where a step is: requests ended (warm-up included), sent, and outcomes so far (by
+    :attr:`~streamscope.core.bench.metrics.RequestMetrics.outcome_key`)."""
 
     step: int
     label: str
@@ -85,7 +87,9 @@ def _load_request(spec: RequestSpec) -> LoadRequest:
     return LoadRequest(spec.url, dict(spec.headers), orjson.dumps(spec.json))
 
 
-OnRequest = Callable[[int, Exchange, Capture, Turn], None]
+OnRequest = Callable[[int, Exchange, Capture, RequestMetrics], None]
+"""Called with each request as it is measured: step number, the exchange as the runner saw
+it, its capture, its figures."""
 
 
 async def run_bench(
@@ -98,7 +102,8 @@ async def run_bench(
     runner: BenchRunner | None = None,
 ) -> dict[str, Any]:
     """Run every step of ``plan``; the report as a JSON-ready dict (see
-    :mod:`~streamscope.core.bench.report`). Captures go under ``out`` when given."""
+    :mod:`~streamscope.core.bench.report`). Captures go under ``out`` when given.
+    ``on_request`` sees each request's figures as it ends."""
     builder = builder or ReportBuilder()
     specs = build_specs(plan)
     requests = [_load_request(s) for s in specs]
@@ -111,19 +116,13 @@ async def run_bench(
             total = None if step.requests is None else step.requests + step.warmup
             progress = Progress(number, step.label, total)
             await _run_step(
-                runner, number, step, requests, specs, plan.dialect, report, builder,
-                shelf, progress, on_progress, on_request,
+                runner, number, step, requests, specs, plan.dialect, report, shelf,
+                progress, on_progress, on_request,
             )  # fmt: skip
     finally:
         if own_runner:
             await runner.aclose()
-    result = builder.to_json()
-    if shelf is not None:
-        for step in result["steps"]:
-            for row in step["requests"]:
-                if row["capture"] in shelf.evicted:
-                    row["capture"] = None
-    return result
+    return builder.to_json(shelf.evicted if shelf is not None else ())
 
 
 async def _run_step(
@@ -134,30 +133,26 @@ async def _run_step(
     specs: list[RequestSpec],
     dialect: str,
     report: StepReport,
-    builder: ReportBuilder,
     shelf: CaptureShelf | None,
     progress: Progress,
     on_progress: Callable[[Progress], None] | None,
     on_request: OnRequest | None,
 ) -> None:
     pending: set[asyncio.Task[None]] = set()
-    start: list[float] = []
 
     async def take(ex: Exchange) -> None:
-        capture, turn = await record_exchange(ex, specs[ex.prompt], dialect)
-        path = shelf.put(number, ex.index, capture) if shelf is not None else None
-        row = builder.row(ex, capture, turn, start[0] if start else ex.scheduled, path)
-        report.rows.append(row)
+        capture, metrics = await record_exchange(ex, specs[ex.prompt], dialect)
+        if shelf is not None:
+            metrics = replace(metrics, capture=shelf.put(number, ex.index, capture))
+        report.records.append(RequestRecord(ex.index, metrics, len(ex.reads)))
         progress.done += 1
-        progress.outcomes[row["outcome"]] += 1
+        progress.outcomes[metrics.outcome_key] += 1
         if on_request is not None:
-            on_request(number, ex, capture, turn)
+            on_request(number, ex, capture, metrics)
         if on_progress is not None:
             on_progress(progress)
 
     def on_exchange(ex: Exchange, sent: int) -> None:
-        if not start:
-            start.append(ex.scheduled)
         progress.sent = sent
         task = asyncio.ensure_future(take(ex))
         pending.add(task)
@@ -166,7 +161,3 @@ async def _run_step(
     report.stats = await runner.run_step(step, requests, on_exchange)
     if pending:
         await asyncio.gather(*pending)
-    report.rows.sort(key=lambda r: r["index"])
-    start_at = report.stats.started
-    for row in report.rows:  # (the step's start as the runner saw it)
-        row["scheduled_ms"] += ((start[0] if start else start_at) - start_at) * 1000

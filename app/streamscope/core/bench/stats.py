@@ -161,6 +161,7 @@ class BenchSummary:
     vllm_itl: Distribution
     llmperf_itl: Distribution
     dispatch_lag: Distribution
+    ttft_from_schedule: Distribution
     window: Window | None
     output_token_throughput: float | None
     request_throughput: float | None
@@ -190,7 +191,8 @@ def summarize(
 ) -> BenchSummary:
     """Sum up a bench's requests. ``include``: the outcomes (``RequestMetrics.outcome``
     values) latency statistics and throughput use; the outcome counts cover every
-    measured request whatever it is."""
+    measured request whatever it is. Dispatch lag is over every measured request (each
+    was sent, whatever its outcome); TTFT from schedule over the included ones, as TTFT."""
     measured = [r for r in results if not r.warmup]
     chosen = [r for r in measured if r.outcome in include]
     window = measurement_window(results)
@@ -220,6 +222,7 @@ def summarize(
         vllm_itl=distribution(g for r in chosen for g in r.vllm_itl_gaps),
         llmperf_itl=distribution(r.llmperf_itl for r in chosen),
         dispatch_lag=distribution(r.dispatch_lag for r in measured),
+        ttft_from_schedule=distribution(r.ttft_from_schedule for r in chosen),
         window=window,
         output_token_throughput=tokens_s,
         request_throughput=requests_s,

@@ -73,6 +73,8 @@ class Exchange:
     ``cancelled`` (the :data:`~streamscope.core.turn.outcome.EndKind` a capture keeps)."""
     detail: str = ""
     ended: float | None = None
+    worker: int | None = None
+    """The closed loop's worker that sent it (``None`` in the open loop)."""
 
     @property
     def last_read(self) -> float | None:
