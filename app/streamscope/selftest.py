@@ -148,11 +148,11 @@ def import_all() -> int:
 def _checks_with_qt() -> Report:
     import asyncio
 
-    import qasync
     from PySide6.QtGui import QFontDatabase
     from PySide6.QtWidgets import QApplication
 
     from streamscope.core.turn.outcome import Outcome
+    from streamscope.ui.base.event_loop import AppLoop
 
     modules = import_all()
     from streamscope.core.verdict.catalog import dialect_lints
@@ -185,7 +185,7 @@ def _checks_with_qt() -> Report:
     if store is None:
         instance.release()
         raise SelfTestError("the conversation database does not open")
-    loop = qasync.QEventLoop(app, already_running=False)
+    loop = AppLoop(app, already_running=False)
     asyncio.set_event_loop(loop)
     window = MainWindow(demo_speed=DEMO_SPEED, store=store, captures=captures)
     try:
@@ -214,7 +214,8 @@ def _checks_with_qt() -> Report:
         instance.release()
 
     if turn.outcome is not Outcome.COMPLETED:
-        raise SelfTestError(f"the demo turn ended {turn.outcome.value}: {turn.reason}")
+        ended = turn.outcome.value if turn.outcome is not None else "without an outcome"
+        raise SelfTestError(f"the demo turn ended {ended}: {turn.reason}")
     expected = expected_text()
     if turn.text != expected:
         raise SelfTestError(

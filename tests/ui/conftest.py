@@ -10,12 +10,14 @@ import pytest
 import qasync
 from PySide6.QtWidgets import QApplication
 
+from streamscope.ui.base.event_loop import AppLoop
+
 
 @pytest.fixture
 def aloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
     """A qasync loop driving the Qt event loop; closed at the end of the test."""
     qapp.setQuitOnLastWindowClosed(False)  # as the app does: closing must not stop the loop
-    loop = qasync.QEventLoop(qapp, already_running=False)
+    loop = AppLoop(qapp, already_running=False)
     asyncio.set_event_loop(loop)
     try:
         yield loop

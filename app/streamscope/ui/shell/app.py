@@ -63,7 +63,7 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
 
     import asyncio
 
-    import qasync
+    from streamscope.ui.base.event_loop import AppLoop
 
     setup_logging()
     store, captures = open_profile()
@@ -71,7 +71,7 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
     from streamscope.ui.shell.gc_guard import MainThreadCollector
 
     collector = MainThreadCollector()  # Qt objects must die on the Qt thread
-    loop = qasync.QEventLoop(app)
+    loop = AppLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
 
