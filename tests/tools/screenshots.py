@@ -39,7 +39,8 @@ SILENT = {"demo-stall": 10}  # shot once the status bar says "no data for 10 s"
 app = QApplication(sys.argv[:1])
 app.setQuitOnLastWindowClosed(False)
 collector = MainThreadCollector()
-loop = qasync.QEventLoop(app)
+from streamscope.ui.base.event_loop import AppLoop
+loop = AppLoop(app)
 asyncio.set_event_loop(loop)
 store, captures = open_profile()
 window = MainWindow(demo_speed=3.0, store=store, captures=captures)

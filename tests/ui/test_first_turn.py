@@ -20,7 +20,8 @@ import qasync
 from PySide6.QtWidgets import QApplication
 
 app = QApplication(sys.argv)
-loop = qasync.QEventLoop(app)
+from streamscope.ui.base.event_loop import AppLoop
+loop = AppLoop(app)
 asyncio.set_event_loop(loop)
 from streamscope.ui.shell.main_window import MainWindow
 

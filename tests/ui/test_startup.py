@@ -145,7 +145,8 @@ preload(BUILD_MODULES)
 preloaded = set(sys.modules)
 import asyncio, qasync
 store, captures = uiapp.open_profile()
-loop = qasync.QEventLoop(app)
+from streamscope.ui.base.event_loop import AppLoop
+loop = AppLoop(app)
 asyncio.set_event_loop(loop)
 steps = sum(1 for _ in window.building(store=store, captures=captures))
 print(json.dumps({"preloaded": sorted(preloaded), "later": sorted(set(sys.modules) - preloaded),

@@ -212,7 +212,8 @@ from streamscope.ui.shell.main_window import MainWindow
 
 app = QApplication([])
 collector = MainThreadCollector()
-loop = qasync.QEventLoop(app)
+from streamscope.ui.base.event_loop import AppLoop
+loop = AppLoop(app)
 asyncio.set_event_loop(loop)
 store, captures = open_profile()
 window = MainWindow(demo_speed=4, store=store, captures=captures)

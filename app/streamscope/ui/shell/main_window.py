@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 BUILD_MODULES = (
     "asyncio",
     "qasync",
+    "streamscope.ui.base.event_loop",
     "streamscope.ui.shell.window_state",
     "streamscope.ui.chat.chat_controller",
     "streamscope.ui.chat.chat_view",
