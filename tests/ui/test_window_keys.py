@@ -227,6 +227,10 @@ def test_the_list_is_browsable_while_a_turn_streams(
 
     async def finish() -> None:
         await window.controller.runner.wait()
+        for _ in range(500):  # (the list hears the turn's end from the controller's signal)
+            if not panel._busy:
+                return
+            await asyncio.sleep(0.01)
 
     aloop.run_until_complete(finish())
     assert not window.controller.busy
