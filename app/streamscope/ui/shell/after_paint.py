@@ -3,6 +3,9 @@ modules in a thread while the event loop answers."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import threading
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
@@ -11,21 +14,25 @@ from PySide6.QtWidgets import QWidget
 __all__ = ["call_after_paint", "load_then", "paint_now", "preload"]
 
 
+def _import_in_thread(modules: Sequence[str], name: str) -> threading.Thread:
+    """A started thread importing ``modules``; an import that fails is left for its user to
+    raise, where it is needed."""
+
+    def load() -> None:
+        for module in modules:
+            with contextlib.suppress(Exception):  # (raised again where it is used)
+                importlib.import_module(module)
+
+    thread = threading.Thread(target=load, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
 def preload(modules: Sequence[str], poll_ms: int = 5) -> None:
     """Import ``modules`` in a thread while Qt's event loop runs here (the window repaints and
     answers); returns once they are imported. An import that fails is left for its user to
     raise, where it is needed."""
-    import contextlib
-    import importlib
-    import threading
-
-    def load() -> None:
-        for name in modules:
-            with contextlib.suppress(Exception):  # (raised again where it is used)
-                importlib.import_module(name)
-
-    thread = threading.Thread(target=load, name="preload", daemon=True)
-    thread.start()
+    thread = _import_in_thread(modules, "preload")
     loop = QEventLoop()
     timer = QTimer()
 
@@ -57,17 +64,7 @@ def load_then(
             delay_ms, parent, lambda: load_then(modules, callback, parent=parent, poll_ms=poll_ms)
         )
         return
-    import contextlib
-    import importlib
-    import threading
-
-    def load() -> None:
-        for name in modules:
-            with contextlib.suppress(Exception):  # (raised again where it is used)
-                importlib.import_module(name)
-
-    thread = threading.Thread(target=load, name="load-then", daemon=True)
-    thread.start()
+    thread = _import_in_thread(modules, "load-then")
     timer = QTimer(parent)
 
     def check() -> None:
