@@ -109,7 +109,7 @@ def import_violations(app: Path = APP) -> list[str]:
 
 UI_LAYERS: tuple[tuple[str, ...], ...] = (
     ("shell",),
-    ("tools", "tap"),
+    ("tools", "tap", "bench"),
     ("inspector",),
     ("chat",),
     ("endpoint",),

@@ -139,7 +139,7 @@ from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from streamscope.ui.shell.main_window import BUILD_MODULES, MainWindow
 import streamscope.ui.shell.app as uiapp
-from streamscope.ui.shell.after_paint import preload
+from streamscope.ui.base.after_paint import preload
 window = MainWindow(deferred=True)
 preload(BUILD_MODULES)
 preloaded = set(sys.modules)
@@ -184,7 +184,7 @@ def test_load_then_imports_in_a_thread_and_calls_back_from_the_loop(
 
     from PySide6.QtWidgets import QWidget
 
-    from streamscope.ui.shell.after_paint import load_then
+    from streamscope.ui.base.after_paint import load_then
 
     (tmp_path / "slow_module_a.py").write_text("import time\ntime.sleep(0.2)\n")
     (tmp_path / "slow_module_b.py").write_text("import time\ntime.sleep(0.2)\n")

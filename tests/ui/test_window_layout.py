@@ -16,7 +16,7 @@ from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from streamscope.ui.shell.after_paint import paint_now
+from streamscope.ui.base.after_paint import paint_now
 from streamscope.ui.shell.main_window import MainWindow
 from streamscope.ui.shell.window_state import (
     CHAT_MIN_WIDTH,

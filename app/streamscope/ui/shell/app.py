@@ -49,8 +49,8 @@ def run_app(argv: list[str] | None = None, *, open_path: Path | None = None) -> 
             print("StreamScope is already running for this profile; brought it to the front.")
         return 0
 
+    from streamscope.ui.base.after_paint import call_after_paint, load_then, paint_now, preload
     from streamscope.ui.base.first_paint import apply_saved_theme
-    from streamscope.ui.shell.after_paint import call_after_paint, load_then, paint_now, preload
     from streamscope.ui.shell.main_window import AFTER_START_IMPORTS_MS, MainWindow
 
     apply_saved_theme()  # (the first paint in the chosen theme already)

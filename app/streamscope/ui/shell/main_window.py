@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from streamscope.core.net.endpoints import Endpoint
     from streamscope.core.net.secrets import SecretStore
     from streamscope.core.store.database import Store
+    from streamscope.ui.bench.bench_opener import BenchOpener
     from streamscope.ui.tap.tap_panel import TapController, TapPanel
     from streamscope.ui.tools.power_tools import PowerTools
 
@@ -78,7 +79,7 @@ AFTER_START_IMPORTS_MS = 300
 """What is not needed for the first look (the Stream menu, the single-instance listener) is
 imported this long after the panels have painted: importing an extension module holds the GIL
 for tens of milliseconds, which would lengthen the window's first paint."""
-POWER_TOOLS_MODULES = ("streamscope.ui.tools.power_tools",)
+POWER_TOOLS_MODULES = ("streamscope.ui.tools.power_tools", "streamscope.ui.bench.bench_opener")
 """The Stream menu's tools (compare, curl, the request editor, find in frames): imported in a
 thread once the panels have painted, then built (:attr:`MainWindow.power_tools`)."""
 
@@ -98,6 +99,8 @@ class MainWindow(QMainWindow):
         status), so it can paint at once — then ``build()`` adds the rest."""
         super().__init__()
         self.built = False
+        self.bench: BenchOpener | None = None
+        """Stream → Bench this endpoint… (made with the Stream menu)."""
         self.setWindowTitle("StreamScope")
         self.setWindowIcon(app_icon())
         self._file_drop = install_file_drop(self)  # dropped captures/bundles open
@@ -263,7 +266,7 @@ class MainWindow(QMainWindow):
         self._power_tools: PowerTools | None = None
         self.built = True
         # The Stream menu (power tools, ~0.1 s to import) is built once the panels have painted.
-        from streamscope.ui.shell.after_paint import call_after_paint, load_then
+        from streamscope.ui.base.after_paint import call_after_paint, load_then
 
         # (its modules are imported in a thread first: ~0.1 s that would stall the window)
         call_after_paint(
@@ -294,6 +297,11 @@ class MainWindow(QMainWindow):
                 window=self,
             )
             self.menuBar().insertMenu(self.help.menu.menuAction(), self._power_tools.menu)
+            from streamscope.ui.bench.bench_opener import BenchOpener
+
+            self.bench = BenchOpener.for_window(self)
+            self._power_tools.menu.addSeparator()
+            self._power_tools.menu.addAction(self.bench.action)
         return self._power_tools
 
     # -- kept on the window for scripts and tests ----------------------------------------
@@ -407,6 +415,8 @@ class MainWindow(QMainWindow):
         if self.built:
             self.conversations.shutdown()  # (the search and indexer threads)
         await self.files.shutdown()
+        if self.bench is not None:
+            await self.bench.shutdown()
         await self.controller.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -417,5 +427,7 @@ class MainWindow(QMainWindow):
         self.save_settings()
         self.controller.stop()
         self.tap_dock.stop_and_wait()
+        if self.bench is not None:
+            self.bench.close()
         super().closeEvent(event)
         self.closed.emit()
