@@ -35,7 +35,8 @@ each one means. ``--json`` (and ``report.json``) is one object::
          "requests", "warmup_requests", "outcomes": {"completed": 60, "http_429": 4, ...},
          "included_outcomes": ["completed", "length"], "token_sources": {"usage": 60}},
        "runner": {"loop_lag_p99_ms", "loop_lag_max_ms", "loop_lag_samples",
-                  "client_bound", "cpu_s", "cpu_ms_per_1k_reads", "reads"},
+                  "client_bound", "cpu_s", "cpu_ms_per_1k_reads", "reads",
+                  "cpu_ms_per_1k_frames", "frames"},
        "requests": [{"index", "capture", "worker", "warmup", "sent_at", "scheduled_at",
                      "dispatch_lag_ms", "ttft_from_schedule_ms", "outcome", "status",
                      "finish_reason", "ttfb_ms", "ttft_ms", "ttft_frame", "ttfo_ms",
@@ -43,15 +44,18 @@ each one means. ``--json`` (and ``report.json``) is one object::
                      "max_gap_frame", "e2e_terminal_ms", "e2e_last_token_ms",
                      "duration_ms", "output_tokens", "token_source", "first_frame_tokens",
                      "vllm_ttft_ms", "genai_perf_ttft_ms", "llmperf_itl_ms", "reason",
-                     "scheduled_ms", "reads"}, ...]}]}
+                     "scheduled_ms", "reads", "frames"}, ...]}]}
 
 Latency statistics are over completed + length requests; the other outcomes are counted
 apart. A request row is :data:`streamscope.core.bench.report.ROW_COLUMNS`: times in ms from
 the request's send (``sent_at``/``scheduled_at``: seconds on the runner's monotonic clock,
 ``scheduled_ms``: after the step's start), ``*_frame`` the Frames tab's number of the frame
-that defined the value, ``warmup`` 0 or 1, ``gaps`` how many, ``capture`` the file under
+that defined the value, ``warmup`` 0 or 1, ``gaps`` how many, ``reads`` / ``frames`` the
+network reads and the frames (SSE events, NDJSON lines) it took, ``capture`` the file under
 ``--out`` (``null``: none written, or evicted). ``--csv`` writes the same rows with a
-``step`` column first.
+``step`` column first. ``runner``: the load process's own health — its event loop's lag,
+``client_bound`` when that lag's p99 is over 5 ms, its CPU time in seconds and per 1,000
+reads and per 1,000 frames of the step.
 
 Exit codes: 0 every measured request completed (or stopped at its length), 1 some did not,
 2 usage error, 130 interrupted.
@@ -247,7 +251,7 @@ def table(report: dict[str, Any]) -> str:
     head = (
         f"{'step':>12} {'n':>5} {'ok':>5} {'TTFT p50':>9} {'p99':>8} {'sched p50':>9} "
         f"{'ITL p50':>8} {'E2E p50':>9} {'tok/s':>8} {'conc':>6} {'lag max':>8} "
-        f"{'loop p99':>8} {'CPU s':>6}  outcomes"
+        f"{'loop p99':>8} {'CPU s':>6} {'ms/1k fr':>8}  outcomes"
     )
     lines = [head]
     for step in report["steps"]:
@@ -266,12 +270,14 @@ def table(report: dict[str, Any]) -> str:
             f"{_fmt(s['windowed_output_token_throughput']['avg']):>8} "
             f"{_fmt(s['effective_concurrency']['avg'], '.2f'):>6} "
             f"{_fmt(s['dispatch_lag']['max'], '.2f'):>8} "
-            f"{_fmt(r['loop_lag_p99_ms'], '.2f'):>8} {_fmt(r['cpu_s'], '.2f'):>6}  {outcomes}{flag}"
+            f"{_fmt(r['loop_lag_p99_ms'], '.2f'):>8} {_fmt(r['cpu_s'], '.2f'):>6} "
+            f"{_fmt(r['cpu_ms_per_1k_frames']):>8}  {outcomes}{flag}"
         )
     lines.append(
         "ms unless stated; latencies over completed + length (p99 shown from 100 requests); "
         "sched = TTFT from the scheduled time; E2E to the last token; tok/s over the trimmed "
-        "window; conc = effective concurrency; lag = send - scheduled"
+        "window; conc = effective concurrency; lag = send - scheduled; CPU of the load "
+        "process, in s and in ms per 1,000 frames"
     )
     return "\n".join(lines)
 

@@ -76,7 +76,7 @@ def test_json_is_the_whole_report(server: DemoServer) -> None:
     assert set(summary["window"]) == {"start", "end", "length"}
     assert set(step["runner"]) == {
         "loop_lag_p99_ms", "loop_lag_max_ms", "loop_lag_samples", "client_bound", "cpu_s",
-        "cpu_ms_per_1k_reads", "reads",
+        "cpu_ms_per_1k_reads", "reads", "cpu_ms_per_1k_frames", "frames",
     }  # fmt: skip
     assert list(step["requests"][0]) == [
         "index", "capture", "worker", "warmup", "sent_at", "scheduled_at", "dispatch_lag_ms",
@@ -84,12 +84,17 @@ def test_json_is_the_whole_report(server: DemoServer) -> None:
         "ttft_frame", "ttfo_ms", "ttfo_frame", "itl_ms", "gaps", "gap_p99_ms", "max_gap_ms",
         "max_gap_frame", "e2e_terminal_ms", "e2e_last_token_ms", "duration_ms",
         "output_tokens", "token_source", "first_frame_tokens", "vllm_ttft_ms",
-        "genai_perf_ttft_ms", "llmperf_itl_ms", "reason", "scheduled_ms", "reads",
+        "genai_perf_ttft_ms", "llmperf_itl_ms", "reason", "scheduled_ms", "reads", "frames",
     ]  # fmt: skip
     assert summary["outcomes"] == {"completed": 4}
     assert len(step["requests"]) == 5 and step["requests"][0]["warmup"] == 1
     assert step["requests"][0]["capture"] is None  # (no --out: no file)
     assert sum(r["reads"] for r in step["requests"]) == step["runner"]["reads"]
+    # role, 6 tokens, finish, usage, [DONE]: 10 frames a request, 5 requests
+    assert [r["frames"] for r in step["requests"]] == [10] * 5
+    assert step["runner"]["frames"] == 50
+    runner = step["runner"]
+    assert runner["cpu_ms_per_1k_frames"] == pytest.approx(runner["cpu_s"] * 1e6 / 50)
     assert "[" in result.stderr and "5/5" in result.stderr  # the progress bar
 
 
@@ -102,6 +107,9 @@ def test_the_table_and_exit_code_1_when_requests_fail(server: DemoServer) -> Non
     assert lines[1].split()[:3] == ["c=1", "2", "0"]
     assert lines[1].split()[3:5] == ["-", "-"]  # (no TTFT over 0 completed requests)
     assert lines[1].endswith("http_429 2")
+    assert lines[0].split()[-5:] == ["CPU", "s", "ms/1k", "fr", "outcomes"]
+    per_1k = lines[1].split()[-3]  # (the load's CPU per 1,000 frames: one frame per 429)
+    assert per_1k != "-" and float(per_1k) > 0
 
 
 def test_csv_is_the_json_rows_with_their_step(server: DemoServer, tmp_path: Path) -> None:

@@ -53,6 +53,10 @@ def test_a_closed_loop_records_every_request_as_a_capture(
     assert [r["index"] for r in rows] == list(range(8))
     assert all(list(r) == list(ROW_COLUMNS) for r in rows)
     assert step["summary"]["outcomes"] == {"completed": 5, "truncated": 3}  # (seed 1's draws)
+    assert step["runner"]["frames"] == sum(r["frames"] for r in rows)
+    assert step["runner"]["cpu_ms_per_1k_frames"] == pytest.approx(
+        step["runner"]["cpu_s"] * 1e6 / step["runner"]["frames"]
+    )
     assert Counter(r["outcome"] for r in rows) == {"completed": 5, "truncated": 3}
     assert step["summary"]["time_to_first_token"]["count"] == 5  # (completed only)
     assert {r["worker"] for r in rows} == {0, 1}  # (the closed loop names its workers)
@@ -61,6 +65,7 @@ def test_a_closed_loop_records_every_request_as_a_capture(
         capture = read_capture(tmp_path / row["capture"])
         assert capture.request is not None and b'"demo-bench?ttft=20' in capture.request.body
         assert len(capture.reads) == row["reads"]
+        assert row["frames"] == in_run[row["index"]].frames
         # The file measured afresh, with the run's context, is the run's figures exactly,
         # and the row is those figures' CSV row.
         again = measure(
@@ -77,7 +82,10 @@ def test_a_closed_loop_records_every_request_as_a_capture(
         assert round(again.ttft * 1000, 3) == row["ttft_ms"]
         if row["outcome"] == "completed":
             assert row["output_tokens"] == 8 and row["token_source"] == "usage"
+            assert row["frames"] == 12  # role, 8 tokens, finish, usage, [DONE]
             assert 20 <= row["ttft_ms"] < 200 and 1 <= row["itl_ms"] < 20
+        else:
+            assert row["frames"] < 12  # (cut mid-way)
     # Every read came after the server stamped the frames it carries (one clock: monotonic).
     for ex, _capture, _m in seen:
         assert ex.sent is not None and ex.scheduled <= ex.sent
@@ -132,7 +140,7 @@ def test_an_open_loop_above_capacity_shows_dispatch_lag_growing(server: DemoServ
 
 def _report(lag_ms: list[float]) -> dict[str, Any]:
     stats = StepStats(started=0.0, ended=1.0, cpu_s=0.5, loop_lag=[x / 1000 for x in lag_ms])
-    return runner_health(stats, 2000)
+    return runner_health(stats, 2000, 4000)
 
 
 def test_the_runner_flags_itself_client_bound_when_its_loop_lags() -> None:
@@ -142,6 +150,15 @@ def test_the_runner_flags_itself_client_bound_when_its_loop_lags() -> None:
     assert lagging["loop_lag_p99_ms"] == pytest.approx(12.0)
     assert lagging["loop_lag_samples"] == 100
     assert lagging["cpu_ms_per_1k_reads"] == pytest.approx(250.0)  # 500 ms / 2 (x 1,000)
+    assert lagging["cpu_ms_per_1k_frames"] == pytest.approx(125.0)  # 500 ms / 4 (x 1,000)
+    assert (lagging["reads"], lagging["frames"]) == (2000, 4000)
     short = _report([0.5] * 8 + [9.0, 9.0])  # (10 samples: p99 still shown, and flags)
     assert short["client_bound"] is True
     assert short["loop_lag_p99_ms"] == pytest.approx(9.0)
+
+
+def test_cpu_per_1k_frames_is_none_without_frames() -> None:
+    stats = StepStats(started=0.0, ended=1.0, cpu_s=0.5)
+    assert runner_health(stats, 10)["cpu_ms_per_1k_frames"] is None  # (not counted)
+    assert runner_health(stats, 10, 0)["cpu_ms_per_1k_frames"] is None  # (no frames)
+    assert runner_health(None, 0, 8)["cpu_ms_per_1k_frames"] is None  # (no CPU figure)

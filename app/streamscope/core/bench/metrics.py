@@ -104,6 +104,9 @@ class RequestMetrics:
     worker: int | None = None
     warmup: bool = False
     capture: str = ""
+    frames: int = 0
+    """The frames the request's stream carried, numbered as the Frames tab numbers them
+    (events and comments; an HTTP error's body is one frame)."""
 
     @property
     def outcome_key(self) -> str:
@@ -378,4 +381,5 @@ def metrics_of(
         worker=worker,
         warmup=warmup,
         capture=capture_ref,
+        frames=len(frames),
     )
