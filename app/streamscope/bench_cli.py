@@ -106,7 +106,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the key")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--prompt", default="Write a short story about a lighthouse.")
-    which.add_argument("--prompts", metavar="FILE.jsonl", help='lines of {"prompt": "..."}')
+    which.add_argument(
+        "--prompts",
+        metavar="FILE.jsonl",
+        help='lines of {"prompt": "..."} (or a JSON string); request i sends prompt i mod n',
+    )
     p.add_argument("--max-tokens", type=int, metavar="N")
     load = p.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=int, metavar="C", help="closed loop (default 1)")
@@ -179,24 +183,32 @@ def _steps(args: argparse.Namespace) -> list[LoadStep]:
 
 
 def _prompts(args: argparse.Namespace) -> list[str]:
+    """``--prompt``'s one prompt, or ``--prompts``' file: one JSON value a line, an object
+    ``{"prompt": "..."}`` or a bare string; blank lines are skipped, a UTF-8 BOM is allowed.
+    Request *i* of a step (warm-up included) sends prompt ``i % len(prompts)``."""
     if not args.prompts:
         return [args.prompt]
     prompts = []
     try:
-        lines = Path(args.prompts).read_text(encoding="utf-8").splitlines()
+        content = Path(args.prompts).read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise UsageError(f"cannot read {args.prompts}: {exc.strerror}") from None
-    for n, line in enumerate(lines, 1):
+    except UnicodeDecodeError as exc:
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise UsageError(f"{args.prompts}:{line}: not UTF-8 text") from None
+    # Lines end at "\n" only: a JSON string may hold U+2028 or U+0085 as they are, which
+    # str.splitlines() would take for line ends.
+    for n, line in enumerate(content.split("\n"), 1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
         except ValueError:
             raise UsageError(f"{args.prompts}:{n}: not JSON") from None
-        text = item.get("prompt") if isinstance(item, dict) else item
-        if not isinstance(text, str):
+        prompt = item.get("prompt") if isinstance(item, dict) else item
+        if not isinstance(prompt, str):
             raise UsageError(f'{args.prompts}:{n}: expected {{"prompt": "..."}}')
-        prompts.append(text)
+        prompts.append(prompt)
     if not prompts:
         raise UsageError(f"{args.prompts}: no prompts")
     return prompts

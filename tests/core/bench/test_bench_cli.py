@@ -16,6 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from streamscope.core.bench.report import ROW_COLUMNS
+from streamscope.core.capture.format import read_capture
 from streamscope.demo.server import DemoServer
 
 KEY = "sk-benchcanary-7d1e0b9c4a2f6e58"
@@ -170,3 +171,88 @@ def test_a_planted_key_is_in_no_file_nor_output(
     assert leaks == []
     capture = next(p for p in files if p.suffix == ".sscap").read_text()
     assert "***" in capture  # (the key's header is there, masked)
+
+
+# -- --prompts FILE.jsonl --------------------------------------------------------------------
+
+PROMPTS = [
+    "Привет, как дела?",
+    "東京の天気は? 🌧️",
+    "line\u2028separator and NEL\x85 inside one prompt",  # (str.splitlines() would split)
+]
+
+
+def _sent_prompt(out: Path, row: dict[str, object]) -> str:
+    capture = read_capture(out / str(row["capture"]))
+    assert capture.request is not None
+    body = json.loads(capture.request.body)
+    content: str = body["messages"][0]["content"]
+    return content
+
+
+def test_prompts_cycle_over_the_requests_warm_up_included(
+    server: DemoServer, tmp_path: Path
+) -> None:
+    """Request i sends prompt i mod n (i counts the warm-up first); blank and blank-looking
+    lines are skipped, a bare JSON string is a prompt, a UTF-8 BOM and CRLF are fine."""
+    lines = [
+        json.dumps({"prompt": PROMPTS[0]}, ensure_ascii=False),
+        "",
+        "   \t",
+        json.dumps(PROMPTS[1], ensure_ascii=False),  # (a bare string)
+        "",
+        json.dumps({"prompt": PROMPTS[2], "id": 7}, ensure_ascii=False),  # (other keys ignored)
+        "",
+    ]
+    path = tmp_path / "prompts.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode())
+    out = tmp_path / "out"
+    result = bench("--base-url", server.base_url("openai"), "--model", FAST, "--prompts",
+                   str(path), "--requests", "4", "--warmup", "1", "--concurrency", "2",
+                   "--out", str(out), "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["steps"][0]["requests"]
+    assert [r["index"] for r in rows] == [0, 1, 2, 3, 4]
+    assert [r["warmup"] for r in rows] == [1, 0, 0, 0, 0]
+    assert [_sent_prompt(out, r) for r in rows] == [
+        PROMPTS[0], PROMPTS[1], PROMPTS[2], PROMPTS[0], PROMPTS[1],
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"prompt": "a"}\n\n{"prompt": "b"\n', "prompts.jsonl:3: not JSON"),
+        (b'{"prompt": "a"}\n{"text": "b"}\n', 'prompts.jsonl:2: expected {"prompt": "..."}'),
+        (b'{"prompt": 5}\n', 'prompts.jsonl:1: expected {"prompt": "..."}'),
+        (b"[1, 2]\n", 'prompts.jsonl:1: expected {"prompt": "..."}'),
+        (b"", "prompts.jsonl: no prompts"),
+        (b"\n  \n\r\n", "prompts.jsonl: no prompts"),
+        (b'{"prompt": "a"}\n{"prompt": "caf\xe9"}\n', "prompts.jsonl:2: not UTF-8 text"),
+    ],
+)
+def test_a_bad_prompts_file_is_a_usage_error(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "prompts.jsonl"
+    path.write_bytes(content)
+    result = bench("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--prompts", str(path))
+    assert result.returncode == 2
+    assert result.stderr == f"streamscope bench: error: {path.parent / message}\n"
+    assert result.stdout == ""
+
+
+def test_a_missing_prompts_file_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere.jsonl"
+    result = bench("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--prompts", str(path))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"streamscope bench: error: cannot read {path}: No such file or directory\n"
+    )
+
+
+def test_prompt_and_prompts_exclude_each_other(tmp_path: Path) -> None:
+    path = tmp_path / "prompts.jsonl"
+    path.write_text('{"prompt": "a"}\n', encoding="utf-8")
+    result = bench("--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                   "--prompt", "hi", "--prompts", str(path))  # fmt: skip
+    assert result.returncode == 2
+    assert "argument --prompts: not allowed with argument --prompt" in result.stderr
