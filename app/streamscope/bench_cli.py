@@ -194,8 +194,8 @@ def _prompts(args: argparse.Namespace) -> list[str]:
     except OSError as exc:
         raise UsageError(f"cannot read {args.prompts}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        line = exc.object[: exc.start].count(b"\n") + 1
-        raise UsageError(f"{args.prompts}:{line}: not UTF-8 text") from None
+        where = exc.object[: exc.start].count(b"\n") + 1
+        raise UsageError(f"{args.prompts}:{where}: not UTF-8 text") from None
     # Lines end at "\n" only: a JSON string may hold U+2028 or U+0085 as they are, which
     # str.splitlines() would take for line ends.
     for n, line in enumerate(content.split("\n"), 1):
