@@ -13,7 +13,7 @@ and summed up by :mod:`streamscope.core.bench.stats`; the ``definitions`` object
 each one means. ``--json`` (and ``report.json``) is one object::
 
     {"format": "streamscope-bench-run", "version": 1,
-     "base_url", "model", "dialect",
+     "base_url", "model", "dialect", "tokenizer",   # --tokenizer as given, or null
      "definitions": {"ttft": "TTFT = ...", ...},
      "steps": [{
        "label": "c=16" | "rate=5/s", "concurrency", "rate", "arrival",
@@ -57,8 +57,13 @@ network reads and the frames (SSE events, NDJSON lines) it took, ``capture`` the
 ``client_bound`` when that lag's p99 is over 5 ms, its CPU time in seconds and per 1,000
 reads and per 1,000 frames of the step.
 
+``--tokenizer MODULE:FUNC`` (or ``FILE.py:FUNC``) counts every request's output tokens with
+the user's own function ``str -> int`` instead of the server's usage: each row's
+``token_source`` is then ``"tokenizer"`` (:mod:`streamscope.core.bench.tokenizer`; nothing
+is downloaded).
+
 Exit codes: 0 every measured request completed (or stopped at its length), 1 some did not,
-2 usage error, 130 interrupted.
+2 usage error (a tokenizer that cannot be loaded or fails included), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -77,6 +82,7 @@ from streamscope.core.bench.report import ROW_COLUMNS
 from streamscope.core.bench.schedule import ARRIVALS
 from streamscope.core.bench.session import BenchPlan, Progress, run_bench
 from streamscope.core.bench.stats import DEFAULT_INCLUDED
+from streamscope.core.bench.tokenizer import TokenizerError, load_tokenizer
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 CSV_KEYS = ("step", *ROW_COLUMNS)
@@ -112,6 +118,12 @@ def add_parser(sub: Any) -> None:
         help='lines of {"prompt": "..."} (or a JSON string); request i sends prompt i mod n',
     )
     p.add_argument("--max-tokens", type=int, metavar="N")
+    p.add_argument(
+        "--tokenizer",
+        metavar="MODULE:FUNC",
+        help="count output tokens with your own function str -> int (MODULE:FUNC or "
+        "FILE.py:FUNC; never downloaded): token_source 'tokenizer'",
+    )
     load = p.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=int, metavar="C", help="closed loop (default 1)")
     load.add_argument("--rate", type=float, metavar="R", help="open loop: requests per second")
@@ -307,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of ``streamscope bench``."""
     try:
         return _run(args)
-    except UsageError as exc:
+    except (UsageError, TokenizerError) as exc:
         print(f"streamscope bench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
@@ -321,6 +333,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.max_tokens is not None and args.max_tokens < 1:
         raise UsageError("--max-tokens must be >= 1")
     dialect = guess_dialect(args.base_url) if args.dialect == "auto" else args.dialect
+    tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None
     plan = BenchPlan(
         base_url=args.base_url,
         model=args.model,
@@ -329,6 +342,7 @@ def _run(args: argparse.Namespace) -> int:
         steps=_steps(args),
         api_key=api_key,
         max_tokens=args.max_tokens,
+        tokenizer=tokenizer,
     )
     out = Path(args.out) if args.out else None
     if out is not None:
@@ -339,7 +353,14 @@ def _run(args: argparse.Namespace) -> int:
         print("\nstreamscope bench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     head = {"format": report.pop("format"), "version": report.pop("version")}
-    report = {**head, "base_url": args.base_url, "model": args.model, "dialect": dialect, **report}
+    report = {
+        **head,
+        "base_url": args.base_url,
+        "model": args.model,
+        "dialect": dialect,
+        "tokenizer": args.tokenizer,
+        **report,
+    }
     text = json.dumps(report, ensure_ascii=False)
     if out is not None:
         (out / "report.json").write_text(text + "\n", encoding="utf-8")

@@ -45,10 +45,12 @@ def test_json_is_the_whole_report(server: DemoServer) -> None:
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert set(report) == {
-        "format", "version", "base_url", "model", "dialect", "definitions", "steps",
+        "format", "version", "base_url", "model", "dialect", "tokenizer", "definitions",
+        "steps",
     }  # fmt: skip
     assert (report["format"], report["version"]) == ("streamscope-bench-run", 1)
     assert report["dialect"] == "openai"  # (auto, from the base URL)
+    assert report["tokenizer"] is None  # (the server's usage counts)
     assert report["definitions"]["ttft_from_schedule"].startswith("TTFT from schedule = ")
     (step,) = report["steps"]
     assert set(step) == {"label", "concurrency", "rate", "arrival", "summary", "runner", "requests"}

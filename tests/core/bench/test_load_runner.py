@@ -162,3 +162,25 @@ def test_cpu_per_1k_frames_is_none_without_frames() -> None:
     assert runner_health(stats, 10)["cpu_ms_per_1k_frames"] is None  # (not counted)
     assert runner_health(stats, 10, 0)["cpu_ms_per_1k_frames"] is None  # (no frames)
     assert runner_health(None, 0, 8)["cpu_ms_per_1k_frames"] is None  # (no CPU figure)
+
+
+def test_a_request_that_cannot_be_measured_stops_the_run_with_its_error(
+    server: DemoServer,
+) -> None:
+    """An on_request callback (or a tokenizer) raising: the step's load is cancelled and
+    run_bench raises that error, not a later one, and no task's error goes unheard."""
+    seen: list[int] = []
+
+    def on_request(_step: int, ex: Exchange, _cap: Capture, _m: RequestMetrics) -> None:
+        seen.append(ex.index)
+        if len(seen) == 2:
+            raise LookupError("the window's table is gone")
+
+    model = "demo-bench?ttft=5&itl=1&tokens=4"
+    with pytest.raises(LookupError, match="the window's table is gone"):
+        asyncio.run(
+            run_bench(
+                _plan(server, model, LoadStep(concurrency=1, requests=200)), on_request=on_request
+            )
+        )
+    assert 2 <= len(seen) < 200  # (stopped early: not every request was sent)
