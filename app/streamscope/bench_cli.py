@@ -3,7 +3,8 @@
     streamscope bench --base-url http://127.0.0.1:8765/v1 --model 'demo-bench?ttft=200' \\
         --concurrency 16 --requests 64 --warmup 4 --json
 
-A progress bar on stderr, a summary table on stdout (``--json``: the whole report instead;
+A progress line on stderr (done, in flight, errors, the live TTFT p50 of the requests
+measured so far), a summary table on stdout (``--json``: the whole report instead;
 ``--csv FILE``: one row per request). ``--out DIR`` keeps every request's capture (bounded:
 :mod:`streamscope.core.bench.captures`) and ``report.json``. The API key is read from the
 environment variable ``--api-key-env`` names and goes only into the requests' headers.
@@ -239,11 +240,14 @@ def guess_dialect(base_url: str) -> str:
 
 
 class _Bar:
-    """One line on stderr, redrawn in place (at most ~10 times a second)."""
+    """One line on stderr, redrawn in place (at most ~10 times a second): requests done,
+    in flight, errors (warm-up included: any outcome but completed or length) and the live
+    TTFT p50 (p99 from 100 requests) of the measured requests so far."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.last = 0.0
+        self.width = 0
 
     def __call__(self, p: Progress) -> None:
         import time
@@ -252,6 +256,14 @@ class _Bar:
         if (p.total is None or p.done < p.total) and now - self.last < 0.1:
             return
         self.last = now
+        self.stream.write("\r" + self.line(p))
+        if p.total is not None and p.done >= p.total:
+            self.stream.write("\n")
+            self.width = 0
+        self.stream.flush()
+
+    def line(self, p: Progress) -> str:
+        """The line for ``p``, padded over the longer one it replaces."""
         errors = sum(n for k, n in p.outcomes.items() if k not in DEFAULT_INCLUDED)
         if p.total:
             filled = int(30 * p.done / p.total)
@@ -259,11 +271,14 @@ class _Bar:
             head = f"[{bar}] {p.done}/{p.total}"
         else:
             head = f"{p.done} done"
-        line = f"\r{p.label:>12} {head}  in flight {p.in_flight}  not completed {errors}"
-        self.stream.write(line)
-        if p.total is not None and p.done >= p.total:
-            self.stream.write("\n")
-        self.stream.flush()
+        ttft = p.live.ttft
+        p50, p99 = ttft.percentile(50), ttft.percentile(99)
+        live = f"TTFT p50 {_fmt(None if p50 is None else p50 * 1000)}"
+        if p99 is not None:
+            live += f" p99 {p99 * 1000:.1f}"
+        text = f"{p.label:>12} {head}  in flight {p.in_flight}  errors {errors}  {live} ms"
+        padded, self.width = text.ljust(self.width), len(text)
+        return padded
 
 
 def _fmt(value: Any, spec: str = ".1f") -> str:

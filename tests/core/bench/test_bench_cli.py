@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import base64
 import csv
+import io
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import quote
 
@@ -98,7 +100,11 @@ def test_json_is_the_whole_report(server: DemoServer) -> None:
     assert step["runner"]["frames"] == 50
     runner = step["runner"]
     assert runner["cpu_ms_per_1k_frames"] == pytest.approx(runner["cpu_s"] * 1e6 / 50)
-    assert "[" in result.stderr and "5/5" in result.stderr  # the progress bar
+    # The progress line, last drawn when the last request was measured: done, in flight,
+    # errors (warm-up included) and the live TTFT p50 — the report's, as it ends.
+    final = result.stderr.splitlines()[-1]  # (text mode reads each "\r" as a line end)
+    p50 = summary["time_to_first_token"]["p50"]
+    assert final == f"{'c=2':>12} [{'#' * 30}] 5/5  in flight 0  errors 0  TTFT p50 {p50:.1f} ms"
 
 
 def test_the_table_and_exit_code_1_when_requests_fail(server: DemoServer) -> None:
@@ -258,3 +264,31 @@ def test_prompt_and_prompts_exclude_each_other(tmp_path: Path) -> None:
                    "--prompt", "hi", "--prompts", str(path))  # fmt: skip
     assert result.returncode == 2
     assert "argument --prompts: not allowed with argument --prompt" in result.stderr
+
+
+def test_the_progress_line_shows_live_figures_and_covers_a_longer_line() -> None:
+    from streamscope.bench_cli import _Bar
+    from streamscope.core.bench.metrics import measure
+    from streamscope.core.bench.session import Progress
+    from support.bench_captures import role_first
+
+    bar = _Bar(io.StringIO())
+    p = Progress(0, "c=16", 200, done=120, sent=136)
+    p.outcomes.update({"completed": 118, "http_429": 2})
+    first = bar.line(p)
+    assert (
+        first
+        == f"{'c=16':>12} [{'#' * 18}{'-' * 12}] 120/200  in flight 16  errors 2  TTFT p50 - ms"
+    )
+    role = measure(role_first())  # (TTFT 0.25 s)
+    for k in range(100):
+        p.live.add(replace(role, ttft=0.25 + k / 1000))
+    p.sent = 125  # (5 in flight: a shorter count)
+    second = bar.line(p)
+    assert second.rstrip() == (
+        f"{'c=16':>12} [{'#' * 18}{'-' * 12}] 120/200  in flight 5  errors 2  "
+        "TTFT p50 299.5 p99 348.0 ms"
+    )
+    p.live = type(p.live)()  # (no TTFT yet: a shorter line than the one on screen)
+    third = bar.line(p)
+    assert third.rstrip().endswith("TTFT p50 - ms") and len(third) == len(second.rstrip())

@@ -18,7 +18,7 @@ from streamscope.core.bench.export import CSV_COLUMNS, csv_row
 from streamscope.core.bench.load import LoadStep, StepStats
 from streamscope.core.bench.metrics import RequestMetrics, measure
 from streamscope.core.bench.report import ROW_COLUMNS, runner_health
-from streamscope.core.bench.session import BenchPlan, run_bench
+from streamscope.core.bench.session import BenchPlan, Progress, run_bench
 from streamscope.core.bench.transport import Exchange
 from streamscope.core.capture.format import Capture, read_capture
 from streamscope.demo.server import DemoServer
@@ -184,3 +184,29 @@ def test_a_request_that_cannot_be_measured_stops_the_run_with_its_error(
             )
         )
     assert 2 <= len(seen) < 200  # (stopped early: not every request was sent)
+
+
+def test_the_live_summary_ends_as_the_report(server: DemoServer) -> None:
+    """on_progress sees each request counted as it is measured; after the last one, the
+    live figures are the step's report's exactly."""
+    model = "demo-bench?ttft=20&itl=2&tokens=8&cut=0.25&seed=1"
+    seen: list[tuple[int, int, int, int]] = []
+    last: list[Progress] = []
+
+    def on_progress(p: Progress) -> None:
+        seen.append((p.done, p.live.requests, p.live.warmup_requests, p.live.errors))
+        last[:] = [p]
+
+    step = LoadStep(concurrency=2, requests=8, warmup=2)
+    report = asyncio.run(run_bench(_plan(server, model, step), on_progress=on_progress))
+    summary = report["steps"][0]["summary"]
+    assert [done for done, *_ in seen] == list(range(1, 11))
+    assert [r + w for _d, r, w, _e in seen] == list(range(1, 11))
+    (p,) = last
+    assert (p.done, p.in_flight, p.live.requests, p.live.warmup_requests) == (10, 0, 8, 2)
+    assert dict(p.live.outcomes) == summary["outcomes"]
+    assert p.live.errors == summary["error_request_count"]["avg"]
+    ttft = p.live.ttft.percentile(50)
+    assert ttft is not None and ttft * 1000 == summary["time_to_first_token"]["p50"]
+    itl = p.live.itl.percentile(50)
+    assert itl is not None and itl * 1000 == summary["inter_token_latency"]["p50"]

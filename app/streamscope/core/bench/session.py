@@ -25,6 +25,7 @@ from streamscope.core.bench.load import LoadRequest, LoadStep, StepStats
 from streamscope.core.bench.metrics import RequestMetrics
 from streamscope.core.bench.report import ReportBuilder, RequestRecord, StepReport
 from streamscope.core.bench.runner_process import BenchRunner
+from streamscope.core.bench.stats import LiveSummary
 from streamscope.core.bench.tokenizer import TokenCounter
 from streamscope.core.bench.transport import Exchange
 from streamscope.core.capture.format import Capture
@@ -55,7 +56,10 @@ class BenchPlan:
 @dataclass(slots=True)
 class Progress:
     """Where a step is: requests ended (warm-up included), sent, and outcomes so far (by
-    :attr:`~streamscope.core.bench.metrics.RequestMetrics.outcome_key`)."""
+    :attr:`~streamscope.core.bench.metrics.RequestMetrics.outcome_key`, warm-up included);
+    ``live``: the measured requests' figures so far (TTFT, ITL and E2E percentiles, outcomes;
+    :class:`~streamscope.core.bench.stats.LiveSummary`, updated as each request is
+    measured: read it on every repaint)."""
 
     step: int
     label: str
@@ -63,6 +67,7 @@ class Progress:
     done: int = 0
     sent: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
+    live: LiveSummary = field(default_factory=LiveSummary)
 
     @property
     def in_flight(self) -> int:
@@ -118,7 +123,7 @@ async def run_bench(
         for number, step in enumerate(plan.steps):
             report = builder.begin(step)
             total = None if step.requests is None else step.requests + step.warmup
-            progress = Progress(number, step.label, total)
+            progress = Progress(number, step.label, total, live=LiveSummary(builder.include))
             await _run_step(
                 runner, number, step, requests, specs, plan, report, shelf,
                 progress, on_progress, on_request,
@@ -153,6 +158,7 @@ async def _run_step(
         report.records.append(RequestRecord(ex.index, metrics, len(ex.reads)))
         progress.done += 1
         progress.outcomes[metrics.outcome_key] += 1
+        progress.live.add(metrics)
         if on_request is not None:
             on_request(number, ex, capture, metrics)
         if on_progress is not None:
