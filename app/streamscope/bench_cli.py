@@ -37,7 +37,9 @@ each one means. ``--json`` (and ``report.json``) is one object::
          "included_outcomes": ["completed", "length"], "token_sources": {"usage": 60}},
        "runner": {"loop_lag_p99_ms", "loop_lag_max_ms", "loop_lag_samples",
                   "client_bound", "cpu_s", "cpu_ms_per_1k_reads", "reads",
-                  "cpu_ms_per_1k_frames", "frames"},
+                  "cpu_ms_per_1k_frames", "frames", "read_stamps",
+                  "kernel_stamped_reads", "read_wake_lag_p50_ms",
+                  "read_wake_lag_p99_ms", "read_wake_lag_max_ms"},
        "requests": [{"index", "capture", "worker", "warmup", "sent_at", "scheduled_at",
                      "dispatch_lag_ms", "ttft_from_schedule_ms", "outcome", "status",
                      "finish_reason", "ttfb_ms", "ttft_ms", "ttft_frame", "ttfo_ms",
@@ -56,7 +58,11 @@ network reads and the frames (SSE events, NDJSON lines) it took, ``capture`` the
 ``--out`` (``null``: none written, or evicted). ``--csv`` writes the same rows with a
 ``step`` column first. ``runner``: the load process's own health — its event loop's lag,
 ``client_bound`` when that lag's p99 is over 5 ms, its CPU time in seconds and per 1,000
-reads and per 1,000 frames of the step.
+reads and per 1,000 frames of the step; ``read_stamps`` says who stamped the reads —
+``"kernel"`` (``--read-stamps kernel``, the default, where it can be done: Linux, plain
+http; every time in the report is then from when the bytes reached the socket), else
+``"user"`` (when the load process read them) — and, with kernel stamps, the read wake lag
+(user-space time minus kernel time per read: how late the load process picked reads up).
 
 ``--tokenizer MODULE:FUNC`` (or ``FILE.py:FUNC``) counts every request's output tokens with
 the user's own function ``str -> int`` instead of the server's usage: each row's
@@ -145,6 +151,13 @@ def add_parser(sub: Any) -> None:
         default="pooled",
         help="pooled: each worker reuses its own connection; new: one per request",
     )
+    p.add_argument(
+        "--read-stamps",
+        choices=("kernel", "user"),
+        default="kernel",
+        help="kernel: each read's time is when its bytes reached the socket (Linux, http; "
+        "else as user); user: when the load process read them",
+    )
     p.add_argument("--first-byte-timeout", type=float, default=300.0, metavar="S")
     p.add_argument("--idle-timeout", type=float, default=300.0, metavar="S")
     p.add_argument(
@@ -174,6 +187,7 @@ def _steps(args: argparse.Namespace) -> list[LoadStep]:
         "connection": args.connection,
         "first_byte_timeout": args.first_byte_timeout,
         "idle_timeout": args.idle_timeout,
+        "read_stamps": args.read_stamps,
     }
     open_loop: dict[str, Any] = {
         "arrival": args.arrival,

@@ -81,7 +81,9 @@ def test_json_is_the_whole_report(server: DemoServer) -> None:
     assert set(summary["window"]) == {"start", "end", "length"}
     assert set(step["runner"]) == {
         "loop_lag_p99_ms", "loop_lag_max_ms", "loop_lag_samples", "client_bound", "cpu_s",
-        "cpu_ms_per_1k_reads", "reads", "cpu_ms_per_1k_frames", "frames",
+        "cpu_ms_per_1k_reads", "reads", "cpu_ms_per_1k_frames", "frames", "read_stamps",
+        "kernel_stamped_reads", "read_wake_lag_p50_ms", "read_wake_lag_p99_ms",
+        "read_wake_lag_max_ms",
     }  # fmt: skip
     assert list(step["requests"][0]) == [
         "index", "capture", "worker", "warmup", "sent_at", "scheduled_at", "dispatch_lag_ms",

@@ -17,7 +17,9 @@ The run's report (:meth:`ReportBuilder.to_json`)::
                 "summary": export.report(...) without "definitions",
                 "runner": {"loop_lag_p99_ms", "loop_lag_max_ms", "loop_lag_samples",
                            "client_bound", "cpu_s", "cpu_ms_per_1k_reads", "reads",
-                           "cpu_ms_per_1k_frames", "frames"},
+                           "cpu_ms_per_1k_frames", "frames", "read_stamps",
+                           "kernel_stamped_reads", "read_wake_lag_p50_ms",
+                           "read_wake_lag_p99_ms", "read_wake_lag_max_ms"},
                 "requests": [row, ...]}]}                   # rows: ROW_COLUMNS, by index
 
 A row holds :data:`ROW_COLUMNS`: ``index``, then :data:`~streamscope.core.bench.export.CSV_COLUMNS`
@@ -103,6 +105,21 @@ def runner_health(stats: StepStats | None, reads: int, frames: int | None = None
         "reads": reads,
         "cpu_ms_per_1k_frames": _per_1k(cpu, frames),
         "frames": frames,
+        **_wake_lag(stats),
+    }
+
+
+def _wake_lag(stats: StepStats | None) -> Row:
+    """How the step's reads were stamped, and how late the load process read the ones the
+    kernel stamped (p50, p99 and max of user-space time minus kernel time, in ms)."""
+    lag = sorted(stats.wake_lag) if stats is not None else []
+    ms = [x * 1000 for x in lag]
+    return {
+        "read_stamps": "kernel" if ms else "user",
+        "kernel_stamped_reads": len(ms),
+        "read_wake_lag_p50_ms": percentile(ms, 50) if ms else None,
+        "read_wake_lag_p99_ms": percentile(ms, 99) if ms else None,
+        "read_wake_lag_max_ms": ms[-1] if ms else None,
     }
 
 
