@@ -91,7 +91,8 @@ def runner_health(stats: StepStats | None, reads: int, frames: int | None = None
     samples — a flag must not vanish on a short step; ``loop_lag_samples`` says how many),
     ``client_bound`` when that p99 is above :data:`CLIENT_BOUND_LAG_MS`, the load process's
     CPU time, and that time per 1,000 network reads and per 1,000 frames (the SSE events
-    or NDJSON lines the step's requests carried; ``None`` when not counted)."""
+    or NDJSON lines the step's requests carried; ``None`` when not counted); who stamped
+    the reads, and with kernel stamps how late the process read them (:func:`_wake_lag`)."""
     lag = sorted(x * 1000 for x in stats.loop_lag) if stats is not None else []
     lag_p99 = percentile(lag, 99) if lag else None
     cpu = stats.cpu_s if stats is not None else None
