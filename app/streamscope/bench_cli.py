@@ -3,7 +3,8 @@
     streamscope bench --base-url http://127.0.0.1:8765/v1 --model 'demo-bench?ttft=200' \\
         --concurrency 16 --requests 64 --warmup 4 --json
 
-A progress bar on stderr, a summary table on stdout (``--json``: the whole report instead;
+A progress line on stderr (done, in flight, errors, the live TTFT p50 of the requests
+measured so far), a summary table on stdout (``--json``: the whole report instead;
 ``--csv FILE``: one row per request). ``--out DIR`` keeps every request's capture (bounded:
 :mod:`streamscope.core.bench.captures`) and ``report.json``. The API key is read from the
 environment variable ``--api-key-env`` names and goes only into the requests' headers.
@@ -13,7 +14,7 @@ and summed up by :mod:`streamscope.core.bench.stats`; the ``definitions`` object
 each one means. ``--json`` (and ``report.json``) is one object::
 
     {"format": "streamscope-bench-run", "version": 1,
-     "base_url", "model", "dialect",
+     "base_url", "model", "dialect", "tokenizer",   # --tokenizer as given, or null
      "definitions": {"ttft": "TTFT = ...", ...},
      "steps": [{
        "label": "c=16" | "rate=5/s", "concurrency", "rate", "arrival",
@@ -35,7 +36,10 @@ each one means. ``--json`` (and ``report.json``) is one object::
          "requests", "warmup_requests", "outcomes": {"completed": 60, "http_429": 4, ...},
          "included_outcomes": ["completed", "length"], "token_sources": {"usage": 60}},
        "runner": {"loop_lag_p99_ms", "loop_lag_max_ms", "loop_lag_samples",
-                  "client_bound", "cpu_s", "cpu_ms_per_1k_reads", "reads"},
+                  "client_bound", "cpu_s", "cpu_ms_per_1k_reads", "reads",
+                  "cpu_ms_per_1k_frames", "frames", "read_stamps",
+                  "kernel_stamped_reads", "read_wake_lag_p50_ms",
+                  "read_wake_lag_p99_ms", "read_wake_lag_max_ms"},
        "requests": [{"index", "capture", "worker", "warmup", "sent_at", "scheduled_at",
                      "dispatch_lag_ms", "ttft_from_schedule_ms", "outcome", "status",
                      "finish_reason", "ttfb_ms", "ttft_ms", "ttft_frame", "ttfo_ms",
@@ -43,18 +47,30 @@ each one means. ``--json`` (and ``report.json``) is one object::
                      "max_gap_frame", "e2e_terminal_ms", "e2e_last_token_ms",
                      "duration_ms", "output_tokens", "token_source", "first_frame_tokens",
                      "vllm_ttft_ms", "genai_perf_ttft_ms", "llmperf_itl_ms", "reason",
-                     "scheduled_ms", "reads"}, ...]}]}
+                     "scheduled_ms", "reads", "frames"}, ...]}]}
 
 Latency statistics are over completed + length requests; the other outcomes are counted
 apart. A request row is :data:`streamscope.core.bench.report.ROW_COLUMNS`: times in ms from
 the request's send (``sent_at``/``scheduled_at``: seconds on the runner's monotonic clock,
 ``scheduled_ms``: after the step's start), ``*_frame`` the Frames tab's number of the frame
-that defined the value, ``warmup`` 0 or 1, ``gaps`` how many, ``capture`` the file under
+that defined the value, ``warmup`` 0 or 1, ``gaps`` how many, ``reads`` / ``frames`` the
+network reads and the frames (SSE events, NDJSON lines) it took, ``capture`` the file under
 ``--out`` (``null``: none written, or evicted). ``--csv`` writes the same rows with a
-``step`` column first.
+``step`` column first. ``runner``: the load process's own health — its event loop's lag,
+``client_bound`` when that lag's p99 is over 5 ms, its CPU time in seconds and per 1,000
+reads and per 1,000 frames of the step; ``read_stamps`` says who stamped the reads —
+``"kernel"`` (``--read-stamps kernel``, the default, where it can be done: Linux, plain
+http; every time in the report is then from when the bytes reached the socket), else
+``"user"`` (when the load process read them) — and, with kernel stamps, the read wake lag
+(user-space time minus kernel time per read: how late the load process picked reads up).
+
+``--tokenizer MODULE:FUNC`` (or ``FILE.py:FUNC``) counts every request's output tokens with
+the user's own function ``str -> int`` instead of the server's usage: each row's
+``token_source`` is then ``"tokenizer"`` (:mod:`streamscope.core.bench.tokenizer`; nothing
+is downloaded).
 
 Exit codes: 0 every measured request completed (or stopped at its length), 1 some did not,
-2 usage error, 130 interrupted.
+2 usage error (a tokenizer that cannot be loaded or fails included), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -73,6 +89,7 @@ from streamscope.core.bench.report import ROW_COLUMNS
 from streamscope.core.bench.schedule import ARRIVALS
 from streamscope.core.bench.session import BenchPlan, Progress, run_bench
 from streamscope.core.bench.stats import DEFAULT_INCLUDED
+from streamscope.core.bench.tokenizer import TokenizerError, load_tokenizer
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 CSV_KEYS = ("step", *ROW_COLUMNS)
@@ -102,8 +119,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the key")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--prompt", default="Write a short story about a lighthouse.")
-    which.add_argument("--prompts", metavar="FILE.jsonl", help='lines of {"prompt": "..."}')
+    which.add_argument(
+        "--prompts",
+        metavar="FILE.jsonl",
+        help='lines of {"prompt": "..."} (or a JSON string); request i sends prompt i mod n',
+    )
     p.add_argument("--max-tokens", type=int, metavar="N")
+    p.add_argument(
+        "--tokenizer",
+        metavar="MODULE:FUNC",
+        help="count output tokens with your own function str -> int (MODULE:FUNC or "
+        "FILE.py:FUNC; never downloaded): token_source 'tokenizer'",
+    )
     load = p.add_mutually_exclusive_group()
     load.add_argument("--concurrency", type=int, metavar="C", help="closed loop (default 1)")
     load.add_argument("--rate", type=float, metavar="R", help="open loop: requests per second")
@@ -123,6 +150,13 @@ def add_parser(sub: Any) -> None:
         choices=("pooled", "new"),
         default="pooled",
         help="pooled: each worker reuses its own connection; new: one per request",
+    )
+    p.add_argument(
+        "--read-stamps",
+        choices=("kernel", "user"),
+        default="kernel",
+        help="kernel: each read's time is when its bytes reached the socket (Linux, http; "
+        "else as user); user: when the load process read them",
     )
     p.add_argument("--first-byte-timeout", type=float, default=300.0, metavar="S")
     p.add_argument("--idle-timeout", type=float, default=300.0, metavar="S")
@@ -153,6 +187,7 @@ def _steps(args: argparse.Namespace) -> list[LoadStep]:
         "connection": args.connection,
         "first_byte_timeout": args.first_byte_timeout,
         "idle_timeout": args.idle_timeout,
+        "read_stamps": args.read_stamps,
     }
     open_loop: dict[str, Any] = {
         "arrival": args.arrival,
@@ -175,24 +210,32 @@ def _steps(args: argparse.Namespace) -> list[LoadStep]:
 
 
 def _prompts(args: argparse.Namespace) -> list[str]:
+    """``--prompt``'s one prompt, or ``--prompts``' file: one JSON value a line, an object
+    ``{"prompt": "..."}`` or a bare string; blank lines are skipped, a UTF-8 BOM is allowed.
+    Request *i* of a step (warm-up included) sends prompt ``i % len(prompts)``."""
     if not args.prompts:
         return [args.prompt]
     prompts = []
     try:
-        lines = Path(args.prompts).read_text(encoding="utf-8").splitlines()
+        content = Path(args.prompts).read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise UsageError(f"cannot read {args.prompts}: {exc.strerror}") from None
-    for n, line in enumerate(lines, 1):
+    except UnicodeDecodeError as exc:
+        where = exc.object[: exc.start].count(b"\n") + 1
+        raise UsageError(f"{args.prompts}:{where}: not UTF-8 text") from None
+    # Lines end at "\n" only: a JSON string may hold U+2028 or U+0085 as they are, which
+    # str.splitlines() would take for line ends.
+    for n, line in enumerate(content.split("\n"), 1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
         except ValueError:
             raise UsageError(f"{args.prompts}:{n}: not JSON") from None
-        text = item.get("prompt") if isinstance(item, dict) else item
-        if not isinstance(text, str):
+        prompt = item.get("prompt") if isinstance(item, dict) else item
+        if not isinstance(prompt, str):
             raise UsageError(f'{args.prompts}:{n}: expected {{"prompt": "..."}}')
-        prompts.append(text)
+        prompts.append(prompt)
     if not prompts:
         raise UsageError(f"{args.prompts}: no prompts")
     return prompts
@@ -211,11 +254,14 @@ def guess_dialect(base_url: str) -> str:
 
 
 class _Bar:
-    """One line on stderr, redrawn in place (at most ~10 times a second)."""
+    """One line on stderr, redrawn in place (at most ~10 times a second): requests done,
+    in flight, errors (warm-up included: any outcome but completed or length) and the live
+    TTFT p50 (p99 from 100 requests) of the measured requests so far."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.last = 0.0
+        self.width = 0
 
     def __call__(self, p: Progress) -> None:
         import time
@@ -224,6 +270,14 @@ class _Bar:
         if (p.total is None or p.done < p.total) and now - self.last < 0.1:
             return
         self.last = now
+        self.stream.write("\r" + self.line(p))
+        if p.total is not None and p.done >= p.total:
+            self.stream.write("\n")
+            self.width = 0
+        self.stream.flush()
+
+    def line(self, p: Progress) -> str:
+        """The line for ``p``, padded over the longer one it replaces."""
         errors = sum(n for k, n in p.outcomes.items() if k not in DEFAULT_INCLUDED)
         if p.total:
             filled = int(30 * p.done / p.total)
@@ -231,11 +285,14 @@ class _Bar:
             head = f"[{bar}] {p.done}/{p.total}"
         else:
             head = f"{p.done} done"
-        line = f"\r{p.label:>12} {head}  in flight {p.in_flight}  not completed {errors}"
-        self.stream.write(line)
-        if p.total is not None and p.done >= p.total:
-            self.stream.write("\n")
-        self.stream.flush()
+        ttft = p.live.ttft
+        p50, p99 = ttft.percentile(50), ttft.percentile(99)
+        live = f"TTFT p50 {_fmt(None if p50 is None else p50 * 1000)}"
+        if p99 is not None:
+            live += f" p99 {p99 * 1000:.1f}"
+        text = f"{p.label:>12} {head}  in flight {p.in_flight}  errors {errors}  {live} ms"
+        padded, self.width = text.ljust(self.width), len(text)
+        return padded
 
 
 def _fmt(value: Any, spec: str = ".1f") -> str:
@@ -247,7 +304,7 @@ def table(report: dict[str, Any]) -> str:
     head = (
         f"{'step':>12} {'n':>5} {'ok':>5} {'TTFT p50':>9} {'p99':>8} {'sched p50':>9} "
         f"{'ITL p50':>8} {'E2E p50':>9} {'tok/s':>8} {'conc':>6} {'lag max':>8} "
-        f"{'loop p99':>8} {'CPU s':>6}  outcomes"
+        f"{'loop p99':>8} {'CPU s':>6} {'ms/1k fr':>8}  outcomes"
     )
     lines = [head]
     for step in report["steps"]:
@@ -266,12 +323,14 @@ def table(report: dict[str, Any]) -> str:
             f"{_fmt(s['windowed_output_token_throughput']['avg']):>8} "
             f"{_fmt(s['effective_concurrency']['avg'], '.2f'):>6} "
             f"{_fmt(s['dispatch_lag']['max'], '.2f'):>8} "
-            f"{_fmt(r['loop_lag_p99_ms'], '.2f'):>8} {_fmt(r['cpu_s'], '.2f'):>6}  {outcomes}{flag}"
+            f"{_fmt(r['loop_lag_p99_ms'], '.2f'):>8} {_fmt(r['cpu_s'], '.2f'):>6} "
+            f"{_fmt(r['cpu_ms_per_1k_frames']):>8}  {outcomes}{flag}"
         )
     lines.append(
         "ms unless stated; latencies over completed + length (p99 shown from 100 requests); "
         "sched = TTFT from the scheduled time; E2E to the last token; tok/s over the trimmed "
-        "window; conc = effective concurrency; lag = send - scheduled"
+        "window; conc = effective concurrency; lag = send - scheduled; CPU of the load "
+        "process, in s and in ms per 1,000 frames"
     )
     return "\n".join(lines)
 
@@ -289,7 +348,7 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of ``streamscope bench``."""
     try:
         return _run(args)
-    except UsageError as exc:
+    except (UsageError, TokenizerError) as exc:
         print(f"streamscope bench: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
@@ -303,6 +362,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.max_tokens is not None and args.max_tokens < 1:
         raise UsageError("--max-tokens must be >= 1")
     dialect = guess_dialect(args.base_url) if args.dialect == "auto" else args.dialect
+    tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else None
     plan = BenchPlan(
         base_url=args.base_url,
         model=args.model,
@@ -311,6 +371,7 @@ def _run(args: argparse.Namespace) -> int:
         steps=_steps(args),
         api_key=api_key,
         max_tokens=args.max_tokens,
+        tokenizer=tokenizer,
     )
     out = Path(args.out) if args.out else None
     if out is not None:
@@ -321,7 +382,14 @@ def _run(args: argparse.Namespace) -> int:
         print("\nstreamscope bench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     head = {"format": report.pop("format"), "version": report.pop("version")}
-    report = {**head, "base_url": args.base_url, "model": args.model, "dialect": dialect, **report}
+    report = {
+        **head,
+        "base_url": args.base_url,
+        "model": args.model,
+        "dialect": dialect,
+        "tokenizer": args.tokenizer,
+        **report,
+    }
     text = json.dumps(report, ensure_ascii=False)
     if out is not None:
         (out / "report.json").write_text(text + "\n", encoding="utf-8")

@@ -18,6 +18,12 @@ For our runner, TTFT and ITL are the run's own figures (``streamscope.core.bench
 what the report and the window show); the errors against the server's stamps are scored
 here from the same reads. Percentiles: ``streamscope.core.bench.percentiles.percentile``.
 
+The server stamps ``demo_sent`` as it writes each chunk to its socket
+(``streamscope.demo.stamping``); our runner's reads are stamped by the kernel as their bytes
+reach its socket (``streamscope.core.bench.kernel_stamps``), and the run reports how late the
+load process read them (read wake lag). For comparison, c = 16 also runs with reads stamped
+in user space (``read_stamps="user"``, where ``data_received`` sees them: info rows).
+
 The peer, measured in the same run: a shared-pool ``httpx.AsyncClient`` (every stream on one
 client, in a process of its own, a read stamped as ``aiter_raw`` yields it).
 """
@@ -100,7 +106,9 @@ def _pct(values: list[float], p: float) -> float:
     return percentile(sorted(values), p)
 
 
-async def _ours(base: str, c: int, n: int, warmup: int) -> tuple[list[Sample], dict[str, Any]]:
+async def _ours(
+    base: str, c: int, n: int, warmup: int, read_stamps: str = "kernel"
+) -> tuple[list[Sample], dict[str, Any]]:
     from streamscope.core.bench.load import LoadStep
     from streamscope.core.bench.metrics import RequestMetrics
     from streamscope.core.bench.session import BenchPlan, run_bench
@@ -116,7 +124,7 @@ async def _ours(base: str, c: int, n: int, warmup: int) -> tuple[list[Sample], d
             sample["ttft"], sample["itl"] = m.ttft * 1000, m.itl * 1000  # (as reported)
             samples.append(sample)
 
-    step = LoadStep(concurrency=c, requests=n, warmup=warmup)
+    step = LoadStep(concurrency=c, requests=n, warmup=warmup, read_stamps=read_stamps)  # type: ignore[arg-type]
     plan = BenchPlan(base, MODEL, "openai", ["hello"], [step], max_tokens=None)
     report = await run_bench(plan, on_request=keep)
     return samples, report["steps"][0]
@@ -204,6 +212,10 @@ def _rows(name: str, samples: list[Sample], step: dict[str, Any] | None, c: int)
         rows.append(info(name, "dispatch lag max", f"{lag['max']:.2f} ms"))
         runner = step["runner"]
         rows.append(info(name, "loop lag p99", f"{runner['loop_lag_p99_ms']:.2f} ms"))
+        rows.append(info(name, "read stamps", runner["read_stamps"]))
+        if runner["read_wake_lag_p50_ms"] is not None:
+            wake = f"{runner['read_wake_lag_p50_ms']:.3f} / {runner['read_wake_lag_p99_ms']:.3f} ms"
+            rows.append(info(name, "read wake lag p50 / p99 (all reads)", wake))
         if c == 16:
             rows.append(check(name, "client CPU (load process)", runner["cpu_s"], 1.0, ".2f", " s"))
     return rows
@@ -229,6 +241,15 @@ def measure(quick: bool = False) -> list[Row]:
                 " ms",
             )
         )
+        samples, step = asyncio.run(_ours(base, 16, 64, warmup=16, read_stamps="user"))
+        name = "bench load c=16 (ours, user-space read stamps)"
+        delivery = [s["delivery"] for s in samples]
+        rows += [
+            info(name, "first-token delivery lag p50", f"{_pct(delivery, 50):.3f} ms"),
+            info(name, "first-token delivery lag p99", f"{_pct(delivery, 99):.3f} ms"),
+            info(name, "TTFT median", f"{statistics.median(s['ttft'] for s in samples):.1f} ms"),
+            info(name, "client CPU (load process)", f"{step['runner']['cpu_s']:.2f} s"),
+        ]
         for c in (16, 64):
             samples, lags = _peer(base, c, 64 if c == 16 else 128)
             name = f"bench load c={c} (shared-pool httpx)"

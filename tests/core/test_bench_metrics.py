@@ -28,6 +28,7 @@ def test_role_chunk_first_is_no_token_and_usage_gives_n() -> None:
     assert (m.e2e_last_token, m.last_token_frame) == (0.625, 3)
     assert m.duration == 1.0
     assert m.capture == "cap-1"
+    assert m.frames == 7  # frames 0-6, the finish and usage chunks of one read counted apart
 
 
 def test_compatibility_columns_on_one_timeline() -> None:
@@ -137,6 +138,7 @@ def test_http_429_is_an_http_error_with_its_status() -> None:
     assert (m.ttfb, m.ttft, m.ttfo, m.itl) == (0.0625, None, None, None)
     assert (m.output_tokens, m.token_source, m.token_frames, m.gaps) == (0, None, 0, ())
     assert m.duration == 0.125
+    assert m.frames == 1  # (the error body: one frame, as the Frames tab shows it)
 
 
 def test_in_stream_error_is_a_stream_error() -> None:

@@ -13,7 +13,14 @@ import pytest
 from streamscope.core.bench.export import CSV_COLUMNS, csv_row, report, write_csv
 from streamscope.core.bench.metrics import RequestMetrics, measure
 from streamscope.core.bench.percentiles import min_count, percentile, percentile_or_none
-from streamscope.core.bench.stats import Window, distribution, measurement_window, summarize
+from streamscope.core.bench.stats import (
+    LiveSummary,
+    SortedValues,
+    Window,
+    distribution,
+    measurement_window,
+    summarize,
+)
 from streamscope.core.capture.format import CaptureEnd
 from support.bench_captures import role_first, timeline
 from support.verdict_streams import DONE, oa
@@ -60,11 +67,12 @@ def _stream(
     return measure(timeline("openai", reads, end=end))
 
 
-def test_outcome_mix_is_exact_and_kept_out_of_latencies() -> None:
+def _mix() -> list[RequestMetrics]:
+    """Eleven requests: 3 completed, 1 length, and one of every other outcome (two 503s)."""
     limit = b'{"error":{"message":"slow down","type":"rate_limit_exceeded"}}'
     busy = b'{"error":{"message":"overloaded","type":"server_error"}}'
     err = {"error": {"message": "boom", "type": "server_error"}}
-    results = [
+    return [
         _stream(0.25),
         _stream(0.25),
         _stream(0.375),
@@ -77,6 +85,10 @@ def test_outcome_mix_is_exact_and_kept_out_of_latencies() -> None:
         measure(timeline("openai", [], status=503, end=CaptureEnd("http_error", body=busy))),
         measure(timeline("openai", [], status=503, end=CaptureEnd("http_error", body=busy))),
     ]
+
+
+def test_outcome_mix_is_exact_and_kept_out_of_latencies() -> None:
+    results = _mix()
     s = summarize(results)
     assert s.outcomes == {
         "cancelled": 1,
@@ -213,3 +225,48 @@ def test_csv_row_per_request() -> None:
     lines = out.getvalue().splitlines()
     assert lines[0] == ",".join(CSV_COLUMNS)
     assert len(lines) == 3 and lines[1].startswith("runs/1/req-0007.sscap,3,0,12.5,,")
+
+
+# -- the live summary -----------------------------------------------------------------------
+
+
+def test_the_live_summary_counts_as_the_report_does() -> None:
+    """Fed one request at a time (any order), warm-up among them: the same counts and the
+    same percentiles as summarize() over them all, and hidden ones hidden alike."""
+    warm = [replace(r, warmup=True) for r in _mix()[:3]]
+    results = _mix()
+    live = LiveSummary()
+    for m in [results[9], warm[0], *results[:5], warm[1], *results[5:9], results[10], warm[2]]:
+        live.add(m)
+    s = summarize(warm + results)
+    assert (live.requests, live.warmup_requests) == (11, 3)
+    assert (live.included_requests, live.errors) == (4, 7)
+    assert dict(live.outcomes) == s.outcomes
+    assert live.ttft.values == [0.25, 0.25, 0.375, 0.5]  # (in order: included ones only)
+    assert live.ttft.percentile(50) == s.ttft.p50 == 0.3125
+    assert live.ttft.percentile(90) is s.ttft.p90 is None  # (hidden below 10 values)
+    assert live.itl.percentile(50) == s.itl.p50 == 0.125
+    assert live.e2e_last_token.percentile(50) == s.e2e_last_token.p50 == 0.4375
+    assert len(live.itl) == s.itl.count == 4
+
+
+def test_the_live_summary_follows_the_chosen_outcomes() -> None:
+    live = LiveSummary(include={"completed", "length", "truncated", "stream_error"})
+    for m in _mix():
+        live.add(m)
+    assert (live.included_requests, live.errors) == (6, 5)
+    assert live.ttft.values == [0.25, 0.25, 0.375, 0.5, 1.5, 2.0]
+
+
+def test_sorted_values_keep_order_and_hide_as_distributions_do() -> None:
+    values = SortedValues()
+    for v in (3.0, None, 1.0, 2.0, 1.0):
+        values.add(v)
+    assert values.values == [1.0, 1.0, 2.0, 3.0]
+    assert values.percentile(50) == 1.5
+    assert values.percentile(100) == 3.0
+    assert values.percentile(90) is None
+    ten = SortedValues()
+    for v in range(10, 0, -1):
+        ten.add(float(v))
+    assert ten.percentile(90) == pytest.approx(9.1, abs=1e-12)

@@ -4,14 +4,20 @@ real loopback socket for every dialect the demo serves."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
 from demo_wire_reading import read, request_for
 
+from streamscope.demo.app import DemoApp
 from streamscope.demo.bench import (
     BenchParamError,
     BenchParams,
@@ -20,8 +26,20 @@ from streamscope.demo.bench import (
     plan,
     token_text,
 )
-from streamscope.demo.dialects import demo_dialects
+from streamscope.demo.bench_playback import (
+    SENT_SLOT,
+    SENT_WIDTH,
+    SLOT_MARK,
+    fill_slots,
+    play_bench,
+    sent_field,
+)
+from streamscope.demo.dialects import demo_dialect, demo_dialects
+from streamscope.demo.playback import DeliberateCutError
+from streamscope.demo.script import usage_for
 from streamscope.demo.server import DemoServer
+from streamscope.demo.stamping import StampingH11Protocol, _StampingTransport
+from streamscope.demo.wire.base import Framing
 
 DIALECTS = [d.name for d in demo_dialects()]
 _STAMP = re.compile(rb'demo_sent"?[=:](\d+\.\d{6})[ ,]"?demo_due"?[=:](\d+\.\d{6})')
@@ -149,6 +167,7 @@ def test_every_frame_is_stamped_and_the_answer_is_whole(server: DemoServer, dial
     body = _STAMP.sub(b"", response.content)
     frames = response.content.count(b"\n\n") if dialect != "ollama" else body.count(b"\n")
     assert len(stamps) == frames  # one per frame
+    assert SLOT_MARK not in response.content  # (every slot filled as it was written)
     sent = [s for s, _ in stamps]
     dues = [d for _, d in stamps]
     assert sent == sorted(sent) and dues == sorted(dues)
@@ -203,3 +222,109 @@ def test_a_bad_parameter_is_an_http_400(server: DemoServer) -> None:
 
 def test_token_words_are_stable() -> None:
     assert [token_text(k) for k in (0, 1, 18, 19)] == [" lorem", " ipsum", " aliqua", " lorem"]
+
+
+# -- the send stamp, taken as the chunk is written ----------------------------------------
+
+
+def test_the_sent_field_has_one_width_whatever_the_time() -> None:
+    assert sent_field(29949.415923, sse=True) == b"        demo_sent=29949.415923"
+    assert sent_field(29949.415923, sse=False) == b'      "demo_sent":29949.415923'
+    assert sent_field(3.5, sse=True) == b"demo_sent=3.500000".rjust(SENT_WIDTH)
+    long = sent_field(12345678901234.5, sse=False)  # (a time too long: decimals go first)
+    assert long == b'"demo_sent":12345678901234.500'
+    assert {len(f) for f in (long, sent_field(0.0, sse=True))} == {SENT_WIDTH}
+    assert {len(slot) for slot in SENT_SLOT.values()} == {SENT_WIDTH}
+
+
+def test_filled_slots_leave_valid_frames() -> None:
+    sse = b":" + SENT_SLOT[True] + b" demo_due=1.000000\ndata: {}\n\n"
+    assert fill_slots(sse, 2.25) == (
+        b":" + b" " * 12 + b"demo_sent=2.250000 demo_due=1.000000\ndata: {}\n\n"
+    )
+    line = b'{"done":false,' + SENT_SLOT[False] + b',"demo_due":1.000000}\n'
+    filled = fill_slots(line * 2, 2.25)
+    assert [json.loads(x) for x in filled.splitlines()] == [
+        {"done": False, "demo_sent": 2.25, "demo_due": 1.0}
+    ] * 2
+    assert fill_slots(b"data: [DONE]\n\n", 2.25) == b"data: [DONE]\n\n"
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.written: list[tuple[bytes, float]] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append((data, time.monotonic()))
+
+    def get_extra_info(self, name: str) -> Any:
+        return f"extra:{name}"
+
+
+def test_the_stamping_transport_fills_slots_as_it_writes() -> None:
+    inner = _Transport()
+    transport = _StampingTransport(inner)  # type: ignore[arg-type]
+    plain = b"data: {}\n\n"
+    transport.write(plain)
+    before = time.monotonic()
+    transport.write(b":" + SENT_SLOT[True] + b" demo_due=1.000000\n" + plain)
+    (first, _), (second, written_at) = inner.written
+    assert first is plain  # (passed on untouched)
+    sent = float(re.findall(rb"demo_sent=(\d+\.\d+)", second)[0])
+    assert before - 1e-6 <= sent <= written_at + 1e-6  # (taken in the write)
+    assert transport.get_extra_info("socket") == "extra:socket"  # (the rest: delegated)
+
+
+def test_the_demo_server_writes_through_the_stamping_protocol() -> None:
+    config = DemoServer()._make_server(log_config=False).config
+    assert config.http is StampingH11Protocol
+
+
+async def _asgi_body(app: DemoApp, model: str) -> bytes:
+    body = {"model": model, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://demo") as client:
+        response = await client.post("/v1/chat/completions", json=body)
+    return response.content
+
+
+def test_without_the_stamping_server_the_app_stamps_the_frames_itself() -> None:
+    """Under another ASGI server (here httpx's, in memory) the app stamps each chunk as it
+    hands it on; told the server stamps at write, it leaves the slots for it."""
+    model = "demo-bench?ttft=1&itl=1&tokens=3"
+    own = asyncio.run(_asgi_body(DemoApp(1.0, threading.Event()), model))
+    assert SLOT_MARK not in own and len(_STAMP.findall(own)) == 6  # role, 3, finish, [DONE]
+    left = asyncio.run(_asgi_body(DemoApp(1.0, threading.Event(), stamp_at_write=True), model))
+    assert left.count(SENT_SLOT[True]) == 6 and not _STAMP.findall(left)
+
+
+def test_a_cut_chunk_is_stamped_before_it_is_cut() -> None:
+    """A cut hands on half a chunk, which could split a slot: the chunk is stamped first
+    (the other chunks keep their slots for the transport)."""
+    model = "demo-bench?ttft=1&itl=1&tokens=8&cut=1&seed=3"
+    dialect = demo_dialect("openai")
+    ask = dialect.ask(request_for("openai", model)[1], model, True)
+    the_plan = plan(parse_params(model), 0)
+    assert the_plan.outcome == "cut" and the_plan.break_at is not None
+
+    async def play() -> list[bytes]:
+        chunks: list[bytes] = []
+        stream = play_bench(
+            the_plan,
+            dialect.writer(ask, Framing()),
+            time.monotonic(),
+            usage_for(ask, the_plan.tokens),
+            threading.Event(),
+            sse=True,
+            stamp_at_write=True,
+        )
+        with pytest.raises(DeliberateCutError):
+            async for chunk in stream:
+                chunks.append(chunk)
+        return chunks
+
+    chunks = asyncio.run(play())
+    *whole, cut = chunks
+    assert len(whole) == 1 + the_plan.break_at  # (the opening, the chunks before the cut)
+    assert all(c.count(SENT_SLOT[True]) == 1 for c in whole)
+    assert SLOT_MARK[:1] not in cut and len(_STAMP.findall(cut)) == 1

@@ -78,9 +78,12 @@ def _json(body: Any, status: int = 200) -> Response:
 class DemoEndpoint:
     """Request handling, parameterised by pacing speed and the server's stop signal."""
 
-    def __init__(self, speed: float, stopping: threading.Event) -> None:
+    def __init__(
+        self, speed: float, stopping: threading.Event, *, stamp_at_write: bool = False
+    ) -> None:
         self.speed = speed
         self.stopping = stopping
+        self.stamp_at_write = stamp_at_write
         self.bench_count = RequestCounter()
 
     async def answer(self, request: Request, dialect: DemoDialect) -> Response:
@@ -167,7 +170,15 @@ class DemoEndpoint:
             return _error(dialect, 500, "server", message, **headers)
         writer = dialect.writer(ask, Framing())
         usage = usage_for(ask, the_plan.tokens)
-        stream = play_bench(the_plan, writer, arrived, usage, self.stopping, sse=dialect.sse)
+        stream = play_bench(
+            the_plan,
+            writer,
+            arrived,
+            usage,
+            self.stopping,
+            sse=dialect.sse,
+            stamp_at_write=self.stamp_at_write,
+        )
         return StreamingResponse(
             stream, media_type=writer.media_type, headers={**_STREAM_HEADERS, **headers}
         )
@@ -256,10 +267,14 @@ def _is_cut(exc: BaseException) -> bool:
 class DemoApp:
     """The ASGI app: Starlette routes, plus the one place that turns `DeliberateCutError` into
     a dropped connection (returning with the response unfinished makes uvicorn close the
-    socket without the terminating chunk)."""
+    socket without the terminating chunk). ``stamp_at_write``: the server writes through
+    :class:`~streamscope.demo.stamping.StampingH11Protocol`, which stamps ``demo-bench``'s
+    frames (leave it ``False`` under any other server)."""
 
-    def __init__(self, speed: float, stopping: threading.Event) -> None:
-        endpoint = DemoEndpoint(speed, stopping)
+    def __init__(
+        self, speed: float, stopping: threading.Event, *, stamp_at_write: bool = False
+    ) -> None:
+        endpoint = DemoEndpoint(speed, stopping, stamp_at_write=stamp_at_write)
         self.starlette = Starlette(
             routes=[
                 Route("/", endpoint.root, methods=["GET"]),

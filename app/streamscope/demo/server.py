@@ -21,6 +21,7 @@ import uvicorn
 from streamscope.demo.app import DemoApp, install_log_filter
 from streamscope.demo.dialects import demo_dialect, demo_dialects
 from streamscope.demo.scenarios import SCENARIOS
+from streamscope.demo.stamping import StampingH11Protocol
 from streamscope.listen import bind_nodelay as _bind
 from streamscope.listen import serve_in_thread
 
@@ -72,12 +73,13 @@ class DemoServer:
         self._stopping = threading.Event()
         log_kwargs: dict[str, Any] = {} if log_config else {"log_config": None}
         config = uvicorn.Config(
-            DemoApp(self.speed, self._stopping),
+            DemoApp(self.speed, self._stopping, stamp_at_write=True),
             host=self.host,
             port=self.port,
             log_level="warning",
             lifespan="off",
             loop="asyncio",
+            http=StampingH11Protocol,  # (h11, writing demo-bench's send stamps as it writes)
             access_log=False,
             timeout_graceful_shutdown=2,
             **log_kwargs,

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import base64
 import csv
+import io
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
 from streamscope.core.bench.report import ROW_COLUMNS
+from streamscope.core.capture.format import read_capture
 from streamscope.demo.server import DemoServer
 
 KEY = "sk-benchcanary-7d1e0b9c4a2f6e58"
@@ -44,10 +47,12 @@ def test_json_is_the_whole_report(server: DemoServer) -> None:
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert set(report) == {
-        "format", "version", "base_url", "model", "dialect", "definitions", "steps",
+        "format", "version", "base_url", "model", "dialect", "tokenizer", "definitions",
+        "steps",
     }  # fmt: skip
     assert (report["format"], report["version"]) == ("streamscope-bench-run", 1)
     assert report["dialect"] == "openai"  # (auto, from the base URL)
+    assert report["tokenizer"] is None  # (the server's usage counts)
     assert report["definitions"]["ttft_from_schedule"].startswith("TTFT from schedule = ")
     (step,) = report["steps"]
     assert set(step) == {"label", "concurrency", "rate", "arrival", "summary", "runner", "requests"}
@@ -76,7 +81,9 @@ def test_json_is_the_whole_report(server: DemoServer) -> None:
     assert set(summary["window"]) == {"start", "end", "length"}
     assert set(step["runner"]) == {
         "loop_lag_p99_ms", "loop_lag_max_ms", "loop_lag_samples", "client_bound", "cpu_s",
-        "cpu_ms_per_1k_reads", "reads",
+        "cpu_ms_per_1k_reads", "reads", "cpu_ms_per_1k_frames", "frames", "read_stamps",
+        "kernel_stamped_reads", "read_wake_lag_p50_ms", "read_wake_lag_p99_ms",
+        "read_wake_lag_max_ms",
     }  # fmt: skip
     assert list(step["requests"][0]) == [
         "index", "capture", "worker", "warmup", "sent_at", "scheduled_at", "dispatch_lag_ms",
@@ -84,13 +91,22 @@ def test_json_is_the_whole_report(server: DemoServer) -> None:
         "ttft_frame", "ttfo_ms", "ttfo_frame", "itl_ms", "gaps", "gap_p99_ms", "max_gap_ms",
         "max_gap_frame", "e2e_terminal_ms", "e2e_last_token_ms", "duration_ms",
         "output_tokens", "token_source", "first_frame_tokens", "vllm_ttft_ms",
-        "genai_perf_ttft_ms", "llmperf_itl_ms", "reason", "scheduled_ms", "reads",
+        "genai_perf_ttft_ms", "llmperf_itl_ms", "reason", "scheduled_ms", "reads", "frames",
     ]  # fmt: skip
     assert summary["outcomes"] == {"completed": 4}
     assert len(step["requests"]) == 5 and step["requests"][0]["warmup"] == 1
     assert step["requests"][0]["capture"] is None  # (no --out: no file)
     assert sum(r["reads"] for r in step["requests"]) == step["runner"]["reads"]
-    assert "[" in result.stderr and "5/5" in result.stderr  # the progress bar
+    # role, 6 tokens, finish, usage, [DONE]: 10 frames a request, 5 requests
+    assert [r["frames"] for r in step["requests"]] == [10] * 5
+    assert step["runner"]["frames"] == 50
+    runner = step["runner"]
+    assert runner["cpu_ms_per_1k_frames"] == pytest.approx(runner["cpu_s"] * 1e6 / 50)
+    # The progress line, last drawn when the last request was measured: done, in flight,
+    # errors (warm-up included) and the live TTFT p50 — the report's, as it ends.
+    final = result.stderr.splitlines()[-1]  # (text mode reads each "\r" as a line end)
+    p50 = summary["time_to_first_token"]["p50"]
+    assert final == f"{'c=2':>12} [{'#' * 30}] 5/5  in flight 0  errors 0  TTFT p50 {p50:.1f} ms"
 
 
 def test_the_table_and_exit_code_1_when_requests_fail(server: DemoServer) -> None:
@@ -102,6 +118,9 @@ def test_the_table_and_exit_code_1_when_requests_fail(server: DemoServer) -> Non
     assert lines[1].split()[:3] == ["c=1", "2", "0"]
     assert lines[1].split()[3:5] == ["-", "-"]  # (no TTFT over 0 completed requests)
     assert lines[1].endswith("http_429 2")
+    assert lines[0].split()[-5:] == ["CPU", "s", "ms/1k", "fr", "outcomes"]
+    per_1k = lines[1].split()[-3]  # (the load's CPU per 1,000 frames: one frame per 429)
+    assert per_1k != "-" and float(per_1k) > 0
 
 
 def test_csv_is_the_json_rows_with_their_step(server: DemoServer, tmp_path: Path) -> None:
@@ -162,3 +181,116 @@ def test_a_planted_key_is_in_no_file_nor_output(
     assert leaks == []
     capture = next(p for p in files if p.suffix == ".sscap").read_text()
     assert "***" in capture  # (the key's header is there, masked)
+
+
+# -- --prompts FILE.jsonl --------------------------------------------------------------------
+
+PROMPTS = [
+    "Привет, как дела?",
+    "東京の天気は? 🌧️",
+    "line\u2028separator and NEL\x85 inside one prompt",  # (str.splitlines() would split)
+]
+
+
+def _sent_prompt(out: Path, row: dict[str, object]) -> str:
+    capture = read_capture(out / str(row["capture"]))
+    assert capture.request is not None
+    body = json.loads(capture.request.body)
+    content: str = body["messages"][0]["content"]
+    return content
+
+
+def test_prompts_cycle_over_the_requests_warm_up_included(
+    server: DemoServer, tmp_path: Path
+) -> None:
+    """Request i sends prompt i mod n (i counts the warm-up first); blank and blank-looking
+    lines are skipped, a bare JSON string is a prompt, a UTF-8 BOM and CRLF are fine."""
+    lines = [
+        json.dumps({"prompt": PROMPTS[0]}, ensure_ascii=False),
+        "",
+        "   \t",
+        json.dumps(PROMPTS[1], ensure_ascii=False),  # (a bare string)
+        "",
+        json.dumps({"prompt": PROMPTS[2], "id": 7}, ensure_ascii=False),  # (other keys ignored)
+        "",
+    ]
+    path = tmp_path / "prompts.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode())
+    out = tmp_path / "out"
+    result = bench("--base-url", server.base_url("openai"), "--model", FAST, "--prompts",
+                   str(path), "--requests", "4", "--warmup", "1", "--concurrency", "2",
+                   "--out", str(out), "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["steps"][0]["requests"]
+    assert [r["index"] for r in rows] == [0, 1, 2, 3, 4]
+    assert [r["warmup"] for r in rows] == [1, 0, 0, 0, 0]
+    assert [_sent_prompt(out, r) for r in rows] == [
+        PROMPTS[0], PROMPTS[1], PROMPTS[2], PROMPTS[0], PROMPTS[1],
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"prompt": "a"}\n\n{"prompt": "b"\n', "prompts.jsonl:3: not JSON"),
+        (b'{"prompt": "a"}\n{"text": "b"}\n', 'prompts.jsonl:2: expected {"prompt": "..."}'),
+        (b'{"prompt": 5}\n', 'prompts.jsonl:1: expected {"prompt": "..."}'),
+        (b"[1, 2]\n", 'prompts.jsonl:1: expected {"prompt": "..."}'),
+        (b"", "prompts.jsonl: no prompts"),
+        (b"\n  \n\r\n", "prompts.jsonl: no prompts"),
+        (b'{"prompt": "a"}\n{"prompt": "caf\xe9"}\n', "prompts.jsonl:2: not UTF-8 text"),
+    ],
+)
+def test_a_bad_prompts_file_is_a_usage_error(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "prompts.jsonl"
+    path.write_bytes(content)
+    result = bench("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--prompts", str(path))
+    assert result.returncode == 2
+    assert result.stderr == f"streamscope bench: error: {path.parent / message}\n"
+    assert result.stdout == ""
+
+
+def test_a_missing_prompts_file_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere.jsonl"
+    result = bench("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--prompts", str(path))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"streamscope bench: error: cannot read {path}: No such file or directory\n"
+    )
+
+
+def test_prompt_and_prompts_exclude_each_other(tmp_path: Path) -> None:
+    path = tmp_path / "prompts.jsonl"
+    path.write_text('{"prompt": "a"}\n', encoding="utf-8")
+    result = bench("--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                   "--prompt", "hi", "--prompts", str(path))  # fmt: skip
+    assert result.returncode == 2
+    assert "argument --prompts: not allowed with argument --prompt" in result.stderr
+
+
+def test_the_progress_line_shows_live_figures_and_covers_a_longer_line() -> None:
+    from streamscope.bench_cli import _Bar
+    from streamscope.core.bench.metrics import measure
+    from streamscope.core.bench.session import Progress
+    from support.bench_captures import role_first
+
+    bar = _Bar(io.StringIO())
+    p = Progress(0, "c=16", 200, done=120, sent=136)
+    p.outcomes.update({"completed": 118, "http_429": 2})
+    first = bar.line(p)
+    assert (
+        first
+        == f"{'c=16':>12} [{'#' * 18}{'-' * 12}] 120/200  in flight 16  errors 2  TTFT p50 - ms"
+    )
+    role = measure(role_first())  # (TTFT 0.25 s)
+    for k in range(100):
+        p.live.add(replace(role, ttft=0.25 + k / 1000))
+    p.sent = 125  # (5 in flight: a shorter count)
+    second = bar.line(p)
+    assert second.rstrip() == (
+        f"{'c=16':>12} [{'#' * 18}{'-' * 12}] 120/200  in flight 5  errors 2  "
+        "TTFT p50 299.5 p99 348.0 ms"
+    )
+    p.live = type(p.live)()  # (no TTFT yet: a shorter line than the one on screen)
+    third = bar.line(p)
+    assert third.rstrip().endswith("TTFT p50 - ms") and len(third) == len(second.rstrip())

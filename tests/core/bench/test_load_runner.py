@@ -18,7 +18,7 @@ from streamscope.core.bench.export import CSV_COLUMNS, csv_row
 from streamscope.core.bench.load import LoadStep, StepStats
 from streamscope.core.bench.metrics import RequestMetrics, measure
 from streamscope.core.bench.report import ROW_COLUMNS, runner_health
-from streamscope.core.bench.session import BenchPlan, run_bench
+from streamscope.core.bench.session import BenchPlan, Progress, run_bench
 from streamscope.core.bench.transport import Exchange
 from streamscope.core.capture.format import Capture, read_capture
 from streamscope.demo.server import DemoServer
@@ -53,6 +53,10 @@ def test_a_closed_loop_records_every_request_as_a_capture(
     assert [r["index"] for r in rows] == list(range(8))
     assert all(list(r) == list(ROW_COLUMNS) for r in rows)
     assert step["summary"]["outcomes"] == {"completed": 5, "truncated": 3}  # (seed 1's draws)
+    assert step["runner"]["frames"] == sum(r["frames"] for r in rows)
+    assert step["runner"]["cpu_ms_per_1k_frames"] == pytest.approx(
+        step["runner"]["cpu_s"] * 1e6 / step["runner"]["frames"]
+    )
     assert Counter(r["outcome"] for r in rows) == {"completed": 5, "truncated": 3}
     assert step["summary"]["time_to_first_token"]["count"] == 5  # (completed only)
     assert {r["worker"] for r in rows} == {0, 1}  # (the closed loop names its workers)
@@ -61,6 +65,7 @@ def test_a_closed_loop_records_every_request_as_a_capture(
         capture = read_capture(tmp_path / row["capture"])
         assert capture.request is not None and b'"demo-bench?ttft=20' in capture.request.body
         assert len(capture.reads) == row["reads"]
+        assert row["frames"] == in_run[row["index"]].frames
         # The file measured afresh, with the run's context, is the run's figures exactly,
         # and the row is those figures' CSV row.
         again = measure(
@@ -77,7 +82,10 @@ def test_a_closed_loop_records_every_request_as_a_capture(
         assert round(again.ttft * 1000, 3) == row["ttft_ms"]
         if row["outcome"] == "completed":
             assert row["output_tokens"] == 8 and row["token_source"] == "usage"
+            assert row["frames"] == 12  # role, 8 tokens, finish, usage, [DONE]
             assert 20 <= row["ttft_ms"] < 200 and 1 <= row["itl_ms"] < 20
+        else:
+            assert row["frames"] < 12  # (cut mid-way)
     # Every read came after the server stamped the frames it carries (one clock: monotonic).
     for ex, _capture, _m in seen:
         assert ex.sent is not None and ex.scheduled <= ex.sent
@@ -132,7 +140,7 @@ def test_an_open_loop_above_capacity_shows_dispatch_lag_growing(server: DemoServ
 
 def _report(lag_ms: list[float]) -> dict[str, Any]:
     stats = StepStats(started=0.0, ended=1.0, cpu_s=0.5, loop_lag=[x / 1000 for x in lag_ms])
-    return runner_health(stats, 2000)
+    return runner_health(stats, 2000, 4000)
 
 
 def test_the_runner_flags_itself_client_bound_when_its_loop_lags() -> None:
@@ -142,6 +150,63 @@ def test_the_runner_flags_itself_client_bound_when_its_loop_lags() -> None:
     assert lagging["loop_lag_p99_ms"] == pytest.approx(12.0)
     assert lagging["loop_lag_samples"] == 100
     assert lagging["cpu_ms_per_1k_reads"] == pytest.approx(250.0)  # 500 ms / 2 (x 1,000)
+    assert lagging["cpu_ms_per_1k_frames"] == pytest.approx(125.0)  # 500 ms / 4 (x 1,000)
+    assert (lagging["reads"], lagging["frames"]) == (2000, 4000)
     short = _report([0.5] * 8 + [9.0, 9.0])  # (10 samples: p99 still shown, and flags)
     assert short["client_bound"] is True
     assert short["loop_lag_p99_ms"] == pytest.approx(9.0)
+
+
+def test_cpu_per_1k_frames_is_none_without_frames() -> None:
+    stats = StepStats(started=0.0, ended=1.0, cpu_s=0.5)
+    assert runner_health(stats, 10)["cpu_ms_per_1k_frames"] is None  # (not counted)
+    assert runner_health(stats, 10, 0)["cpu_ms_per_1k_frames"] is None  # (no frames)
+    assert runner_health(None, 0, 8)["cpu_ms_per_1k_frames"] is None  # (no CPU figure)
+
+
+def test_a_request_that_cannot_be_measured_stops_the_run_with_its_error(
+    server: DemoServer,
+) -> None:
+    """An on_request callback (or a tokenizer) raising: the step's load is cancelled and
+    run_bench raises that error, not a later one, and no task's error goes unheard."""
+    seen: list[int] = []
+
+    def on_request(_step: int, ex: Exchange, _cap: Capture, _m: RequestMetrics) -> None:
+        seen.append(ex.index)
+        if len(seen) == 2:
+            raise LookupError("the window's table is gone")
+
+    model = "demo-bench?ttft=5&itl=1&tokens=4"
+    with pytest.raises(LookupError, match="the window's table is gone"):
+        asyncio.run(
+            run_bench(
+                _plan(server, model, LoadStep(concurrency=1, requests=200)), on_request=on_request
+            )
+        )
+    assert 2 <= len(seen) < 200  # (stopped early: not every request was sent)
+
+
+def test_the_live_summary_ends_as_the_report(server: DemoServer) -> None:
+    """on_progress sees each request counted as it is measured; after the last one, the
+    live figures are the step's report's exactly."""
+    model = "demo-bench?ttft=20&itl=2&tokens=8&cut=0.25&seed=1"
+    seen: list[tuple[int, int, int, int]] = []
+    last: list[Progress] = []
+
+    def on_progress(p: Progress) -> None:
+        seen.append((p.done, p.live.requests, p.live.warmup_requests, p.live.errors))
+        last[:] = [p]
+
+    step = LoadStep(concurrency=2, requests=8, warmup=2)
+    report = asyncio.run(run_bench(_plan(server, model, step), on_progress=on_progress))
+    summary = report["steps"][0]["summary"]
+    assert [done for done, *_ in seen] == list(range(1, 11))
+    assert [r + w for _d, r, w, _e in seen] == list(range(1, 11))
+    (p,) = last
+    assert (p.done, p.in_flight, p.live.requests, p.live.warmup_requests) == (10, 0, 8, 2)
+    assert dict(p.live.outcomes) == summary["outcomes"]
+    assert p.live.errors == summary["error_request_count"]["avg"]
+    ttft = p.live.ttft.percentile(50)
+    assert ttft is not None and ttft * 1000 == summary["time_to_first_token"]["p50"]
+    itl = p.live.itl.percentile(50)
+    assert itl is not None and itl * 1000 == summary["inter_token_latency"]["p50"]

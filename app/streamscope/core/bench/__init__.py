@@ -10,6 +10,8 @@ What each figure means, computed from captures:
   concurrency over many requests (:func:`~.stats.summarize`).
 - :mod:`.export`: the report dict (AIPerf ``profile_export`` names where the definitions
   match) and the per-request CSV rows.
+- :mod:`.tokenizer`: a user's own tokenizer (``str -> int``, never downloaded) to count
+  output tokens with instead of the server's usage.
 
 The load:
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from streamscope.core.bench.metrics import FrameLog, RequestMetrics, metrics_of
+from streamscope.core.bench.tokenizer import TokenCounter
 from streamscope.core.bench.transport import Exchange
 from streamscope.core.capture.format import Capture, CaptureEnd, write_capture
 from streamscope.core.capture.recorder import CaptureRecorder
@@ -40,11 +41,12 @@ def _end_kind(ex: Exchange) -> EndKind:
 
 
 async def record_exchange(
-    ex: Exchange, spec: RequestSpec, dialect: str
+    ex: Exchange, spec: RequestSpec, dialect: str, *, tokenizer: TokenCounter | None = None
 ) -> tuple[Capture, RequestMetrics]:
     """``ex`` as a capture (secrets masked) and its figures, from one replay. The figures
     carry the run's context (send and scheduled times on the runner's clock, worker,
-    warm-up); their ``capture`` is empty until the caller knows where the capture went."""
+    warm-up); their ``capture`` is empty until the caller knows where the capture went.
+    ``tokenizer``: the user's, to count output tokens with."""
     recorder = CaptureRecorder(dialect)
     sent = ex.sent if ex.sent is not None else ex.scheduled
     recorder.request_started(spec, _body(spec), sent)
@@ -80,6 +82,7 @@ async def record_exchange(
         scheduled_at=ex.scheduled,
         worker=ex.worker,
         warmup=ex.warmup,
+        tokenizer=tokenizer,
     )
     return recorder.capture, metrics
 

@@ -24,12 +24,15 @@ TTFO = (
 )
 OUTPUT_TOKENS = (
     "N = the stream's final usage (completion/output tokens; Gemini: candidates + thoughts) "
-    "when it arrived at or after the last token frame; else the number of token frames "
-    "(source 'chunks', one token per frame assumed)."
+    "when it arrived at or after the last token frame (source 'usage'); else the number of "
+    "token frames (source 'chunks', one token per frame assumed). With a user's tokenizer "
+    "(--tokenizer; source 'tokenizer'), N = its count of the reasoning, the answer text and "
+    "each tool call's name and arguments, each counted whole, whatever the usage says."
 )
 FIRST_FRAME_TOKENS = (
     "k = the usage count carried by the first token frame itself (continuous usage: vLLM's "
-    "continuous_usage_stats, Gemini's usageMetadata), else 1."
+    "continuous_usage_stats, Gemini's usageMetadata), else 1. With a user's tokenizer: its "
+    "count of the first token frame's generated text (at least 1)."
 )
 ITL = (
     "ITL = (t(last token frame) - t(first token frame)) / (N - k); undefined with fewer than "

@@ -17,8 +17,12 @@ Connections: each request runs on a connection no other stream uses at the same 
 worker keeps its own (``pooled``, reused while the server allows it), or opens one per
 request (``new``). In the open loop, idle connections wait in a list for the next request.
 
+Reads are stamped by the kernel where it can (``step.read_stamps``, "kernel" by default:
+:mod:`~streamscope.core.bench.kernel_stamps`), else in ``data_received``.
+
 The step also measures the runner itself: event-loop lag (a timer every
-:data:`LAG_EVERY_S`: how late it fired) and the process's CPU time.
+:data:`LAG_EVERY_S`: how late it fired), the process's CPU time, and with kernel stamps each
+read's wake lag (how long after its bytes arrived the process read them).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import asyncio
 import contextlib
 import ssl
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -34,7 +39,7 @@ from typing import Literal
 import h11
 
 from streamscope.core.bench.schedule import Arrival, arrival_offsets
-from streamscope.core.bench.transport import Connection, Exchange, Target, connect
+from streamscope.core.bench.transport import Connection, Exchange, ReadStamps, Target, connect
 
 __all__ = ["LAG_EVERY_S", "LoadRequest", "LoadStep", "StepStats", "run_step"]
 
@@ -74,6 +79,8 @@ class LoadStep:
     """Closed loop: seconds between the workers' first requests."""
     first_byte_timeout: float = 300.0
     idle_timeout: float = 300.0
+    read_stamps: ReadStamps = "kernel"
+    """Who stamps each read: the kernel where it can (its receive time), or this process."""
 
     def __post_init__(self) -> None:
         if (self.concurrency is None) == (self.rate is None):
@@ -96,6 +103,9 @@ class StepStats:
     loop_lag: list[float] = field(default_factory=list)
     """Every lag sample (seconds)."""
     sent: int = 0
+    wake_lag: array[float] = field(default_factory=lambda: array("d"))
+    """Per kernel-stamped read: its user-space time minus its kernel time (seconds); empty
+    when no read was stamped by the kernel."""
 
 
 class _Run:
@@ -139,7 +149,12 @@ class _Run:
             if conn is not None:
                 conn.close()
             try:
-                conn = await connect(self.targets[k], self.clock)
+                conn = await connect(
+                    self.targets[k],
+                    self.clock,
+                    stamps=self.step.read_stamps,
+                    wake_lag=self.stats.wake_lag,
+                )
             except (OSError, ssl.SSLError) as exc:
                 ex.sent = ex.ended = self.clock()
                 ex.end, ex.detail = "connect_error", f"could not connect: {exc}"

@@ -18,6 +18,7 @@ from typing import Literal
 import orjson
 
 from streamscope.core.bench.percentiles import percentile_or_none
+from streamscope.core.bench.tokenizer import TokenCounter
 from streamscope.core.capture.format import Capture
 from streamscope.core.capture.replay import replay_capture
 from streamscope.core.turn.model import Turn
@@ -56,7 +57,8 @@ BenchOutcome = Literal[
 ]
 """How a bench request ended (see :data:`~.definitions.OUTCOME`)."""
 
-TokenSource = Literal["usage", "chunks"]
+TokenSource = Literal["usage", "chunks", "tokenizer"]
+"""Where a request's output token count came from (:data:`~.definitions.OUTPUT_TOKENS`)."""
 
 _TIMEOUTS = frozenset({"idle_timeout", "first_byte_timeout"})
 _EXTRA_OUTPUT_KEYS = ("thoughtsTokenCount",)
@@ -104,6 +106,9 @@ class RequestMetrics:
     worker: int | None = None
     warmup: bool = False
     capture: str = ""
+    frames: int = 0
+    """The frames the request's stream carried, numbered as the Frames tab numbers them
+    (events and comments; an HTTP error's body is one frame)."""
 
     @property
     def outcome_key(self) -> str:
@@ -157,6 +162,7 @@ async def measure_async(
     worker: int | None = None,
     warmup: bool = False,
     capture_ref: str = "",
+    tokenizer: TokenCounter | None = None,
 ) -> RequestMetrics:
     """:func:`measure` on a running event loop (the replay yields to it now and then)."""
     tap = FrameLog()
@@ -170,6 +176,7 @@ async def measure_async(
         worker=worker,
         warmup=warmup,
         capture_ref=capture_ref,
+        tokenizer=tokenizer,
     )
 
 
@@ -182,11 +189,12 @@ def measure(
     worker: int | None = None,
     warmup: bool = False,
     capture_ref: str = "",
+    tokenizer: TokenCounter | None = None,
 ) -> RequestMetrics:
     """The figures of the request ``capture`` recorded (``dialect`` overrides the
-    capture's, as replay does). Runs the replay on a private event loop: call it where no
-    loop is running in this thread (a script, a worker thread or process); on a loop, await
-    :func:`measure_async`."""
+    capture's, as replay does; ``tokenizer`` counts the output tokens, as the run did with
+    it). Runs the replay on a private event loop: call it where no loop is running in this
+    thread (a script, a worker thread or process); on a loop, await :func:`measure_async`."""
     return asyncio.run(
         measure_async(
             capture,
@@ -196,6 +204,7 @@ def measure(
             worker=worker,
             warmup=warmup,
             capture_ref=capture_ref,
+            tokenizer=tokenizer,
         )
     )
 
@@ -216,6 +225,29 @@ def _is_token(ev: StreamEvent) -> bool:
 
 def _is_output(ev: StreamEvent) -> bool:
     return not isinstance(ev, ReasoningDelta) and _is_token(ev)
+
+
+def _generated(events: list[StreamEvent]) -> list[str]:
+    """The generated text a frame's events carry, by piece (what :func:`_is_token` sees)."""
+    pieces: list[str] = []
+    for ev in events:
+        match ev:
+            case TextDelta(text) | ReasoningDelta(text, _):
+                pieces.append(text)
+            case ToolCallStarted(_, _, name):
+                pieces.append(name or "")
+            case ToolCallDelta(_, _, name, arguments):
+                pieces += [name or "", arguments or ""]
+    return [p for p in pieces if p]
+
+
+def _counted(turn: Turn, tokenizer: TokenCounter) -> int:
+    """N by the user's tokenizer: the reasoning, the answer, and each tool call's name and
+    arguments, each counted whole (never frame by frame: tokens merge across frames)."""
+    pieces = [turn.reasoning, turn.text]
+    for call in turn.tool_calls:
+        pieces += [call.name or "", call.arguments]
+    return sum(tokenizer(piece) for piece in pieces if piece)
 
 
 def _usage_tokens(ev: Usage) -> int | None:
@@ -322,21 +354,28 @@ def metrics_of(
     worker: int | None = None,
     warmup: bool = False,
     capture_ref: str = "",
+    tokenizer: TokenCounter | None = None,
 ) -> RequestMetrics:
     """The figures from a replayed capture: its finished ``turn`` and its ``frames`` (each
-    with the time of the read that completed it, in the Frames tab's order)."""
+    with the time of the read that completed it, in the Frames tab's order). With a
+    ``tokenizer``, N and k are its counts of the generated text (see
+    :data:`~.definitions.OUTPUT_TOKENS`)."""
     dialect = turn.dialect or capture.dialect
     scan = _scan(frames, openai=dialect == "openai")
     outcome, status = _outcome(capture, turn)
     token = scan.token
-    # N: the final usage (at or after the last token frame), else one token per frame.
+    # N: the user's tokenizer; else the final usage (at or after the last token frame);
+    # else one token per frame.
     n_frames = len(token)
     source: TokenSource | None
-    if scan.usage is not None and (not token or scan.usage[0] >= token[-1][0]):
+    k = scan.first_tokens if scan.first_tokens is not None else 1
+    if tokenizer is not None and token:
+        n, source = _counted(turn, tokenizer), "tokenizer"
+        k = max(1, sum(tokenizer(piece) for piece in _generated(frames[token[0][0]][1].events)))
+    elif scan.usage is not None and (not token or scan.usage[0] >= token[-1][0]):
         n, source = scan.usage[1], "usage"
     else:
         n, source = n_frames, ("chunks" if n_frames else None)
-    k = scan.first_tokens if scan.first_tokens is not None else 1
     itl: float | None = None
     if n_frames >= 2 and n - k > 0:
         itl = (token[-1][1] - token[0][1]) / (n - k)
@@ -378,4 +417,5 @@ def metrics_of(
         worker=worker,
         warmup=warmup,
         capture=capture_ref,
+        frames=len(frames),
     )

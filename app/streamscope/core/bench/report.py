@@ -16,12 +16,17 @@ The run's report (:meth:`ReportBuilder.to_json`)::
      "steps": [{"label", "concurrency", "rate", "arrival",
                 "summary": export.report(...) without "definitions",
                 "runner": {"loop_lag_p99_ms", "loop_lag_max_ms", "loop_lag_samples",
-                           "client_bound", "cpu_s", "cpu_ms_per_1k_reads", "reads"},
+                           "client_bound", "cpu_s", "cpu_ms_per_1k_reads", "reads",
+                           "cpu_ms_per_1k_frames", "frames", "read_stamps",
+                           "kernel_stamped_reads", "read_wake_lag_p50_ms",
+                           "read_wake_lag_p99_ms", "read_wake_lag_max_ms"},
                 "requests": [row, ...]}]}                   # rows: ROW_COLUMNS, by index
 
 A row holds :data:`ROW_COLUMNS`: ``index``, then :data:`~streamscope.core.bench.export.CSV_COLUMNS`
 (``capture`` is the file's path under ``--out``, ``null`` when none was written or it was
-evicted), then ``scheduled_ms`` (after the step's start) and ``reads``.
+evicted), then ``scheduled_ms`` (after the step's start), ``reads`` and ``frames`` (the
+request's frames as the Frames tab numbers them:
+:attr:`~streamscope.core.bench.metrics.RequestMetrics.frames`).
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ RUN_FORMAT = "streamscope-bench-run"
 RUN_VERSION = 1
 CLIENT_BOUND_LAG_MS = 5.0
 """The run flags itself client-bound when its event loop's lag p99 is above this."""
-ROW_COLUMNS: tuple[str, ...] = ("index", *CSV_COLUMNS, "scheduled_ms", "reads")
+ROW_COLUMNS: tuple[str, ...] = ("index", *CSV_COLUMNS, "scheduled_ms", "reads", "frames")
 """A request row's keys, in order."""
 
 
@@ -76,15 +81,18 @@ def request_row(record: RequestRecord, step_start: float, evicted: Collection[st
     scheduled = m.scheduled_at
     row["scheduled_ms"] = None if scheduled is None else round((scheduled - step_start) * 1e3, 3)
     row["reads"] = record.reads
+    row["frames"] = m.frames
     return row
 
 
-def runner_health(stats: StepStats | None, reads: int) -> Row:
+def runner_health(stats: StepStats | None, reads: int, frames: int | None = None) -> Row:
     """The runner's own figures for a step: its event loop's lag (p99 by
     :func:`~streamscope.core.bench.percentiles.percentile`, shown whatever the number of
     samples — a flag must not vanish on a short step; ``loop_lag_samples`` says how many),
     ``client_bound`` when that p99 is above :data:`CLIENT_BOUND_LAG_MS`, the load process's
-    CPU time and that time per 1,000 reads."""
+    CPU time, and that time per 1,000 network reads and per 1,000 frames (the SSE events
+    or NDJSON lines the step's requests carried; ``None`` when not counted); who stamped
+    the reads, and with kernel stamps how late the process read them (:func:`_wake_lag`)."""
     lag = sorted(x * 1000 for x in stats.loop_lag) if stats is not None else []
     lag_p99 = percentile(lag, 99) if lag else None
     cpu = stats.cpu_s if stats is not None else None
@@ -94,9 +102,31 @@ def runner_health(stats: StepStats | None, reads: int) -> Row:
         "loop_lag_samples": len(lag),
         "client_bound": lag_p99 is not None and lag_p99 > CLIENT_BOUND_LAG_MS,
         "cpu_s": cpu,
-        "cpu_ms_per_1k_reads": cpu * 1e6 / reads if cpu is not None and reads else None,
+        "cpu_ms_per_1k_reads": _per_1k(cpu, reads),
         "reads": reads,
+        "cpu_ms_per_1k_frames": _per_1k(cpu, frames),
+        "frames": frames,
+        **_wake_lag(stats),
     }
+
+
+def _wake_lag(stats: StepStats | None) -> Row:
+    """How the step's reads were stamped, and how late the load process read the ones the
+    kernel stamped (p50, p99 and max of user-space time minus kernel time, in ms)."""
+    lag = sorted(stats.wake_lag) if stats is not None else []
+    ms = [x * 1000 for x in lag]
+    return {
+        "read_stamps": "kernel" if ms else "user",
+        "kernel_stamped_reads": len(ms),
+        "read_wake_lag_p50_ms": percentile(ms, 50) if ms else None,
+        "read_wake_lag_p99_ms": percentile(ms, 99) if ms else None,
+        "read_wake_lag_max_ms": ms[-1] if ms else None,
+    }
+
+
+def _per_1k(cpu_s: float | None, count: int | None) -> float | None:
+    """``cpu_s`` in milliseconds per 1,000 of ``count``."""
+    return cpu_s * 1e6 / count if cpu_s is not None and count else None
 
 
 @dataclass
@@ -128,7 +158,11 @@ class StepReport:
             "rate": self.step.rate,
             "arrival": self.step.arrival if self.step.rate else None,
             "summary": report(summary, definitions=False),
-            "runner": runner_health(self.stats, sum(r.reads for r in records)),
+            "runner": runner_health(
+                self.stats,
+                sum(r.reads for r in records),
+                sum(r.metrics.frames for r in records),
+            ),
             "requests": [request_row(r, start, evicted) for r in records],
         }
 

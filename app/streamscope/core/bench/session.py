@@ -21,10 +21,12 @@ from typing import Any
 import orjson
 
 from streamscope.core.bench.captures import CaptureShelf, record_exchange
-from streamscope.core.bench.load import LoadRequest, LoadStep
+from streamscope.core.bench.load import LoadRequest, LoadStep, StepStats
 from streamscope.core.bench.metrics import RequestMetrics
 from streamscope.core.bench.report import ReportBuilder, RequestRecord, StepReport
 from streamscope.core.bench.runner_process import BenchRunner
+from streamscope.core.bench.stats import LiveSummary
+from streamscope.core.bench.tokenizer import TokenCounter
 from streamscope.core.bench.transport import Exchange
 from streamscope.core.capture.format import Capture
 from streamscope.core.wire.conversation import Conversation, Message
@@ -46,12 +48,18 @@ class BenchPlan:
     api_key: str | None = field(default=None, repr=False)
     max_tokens: int | None = None
     extra_body: dict[str, Any] = field(default_factory=dict)
+    tokenizer: TokenCounter | None = field(default=None, compare=False)
+    """The user's tokenizer, to count output tokens with (source ``tokenizer``;
+    :mod:`~streamscope.core.bench.tokenizer`); ``None``: the server's usage, else chunks."""
 
 
 @dataclass(slots=True)
 class Progress:
     """Where a step is: requests ended (warm-up included), sent, and outcomes so far (by
-    :attr:`~streamscope.core.bench.metrics.RequestMetrics.outcome_key`)."""
+    :attr:`~streamscope.core.bench.metrics.RequestMetrics.outcome_key`, warm-up included);
+    ``live``: the measured requests' figures so far (TTFT, ITL and E2E percentiles, outcomes;
+    :class:`~streamscope.core.bench.stats.LiveSummary`, updated as each request is
+    measured: read it on every repaint)."""
 
     step: int
     label: str
@@ -59,6 +67,7 @@ class Progress:
     done: int = 0
     sent: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
+    live: LiveSummary = field(default_factory=LiveSummary)
 
     @property
     def in_flight(self) -> int:
@@ -114,9 +123,9 @@ async def run_bench(
         for number, step in enumerate(plan.steps):
             report = builder.begin(step)
             total = None if step.requests is None else step.requests + step.warmup
-            progress = Progress(number, step.label, total)
+            progress = Progress(number, step.label, total, live=LiveSummary(builder.include))
             await _run_step(
-                runner, number, step, requests, specs, plan.dialect, report, shelf,
+                runner, number, step, requests, specs, plan, report, shelf,
                 progress, on_progress, on_request,
             )  # fmt: skip
     finally:
@@ -131,7 +140,7 @@ async def _run_step(
     step: LoadStep,
     requests: list[LoadRequest],
     specs: list[RequestSpec],
-    dialect: str,
+    plan: BenchPlan,
     report: StepReport,
     shelf: CaptureShelf | None,
     progress: Progress,
@@ -141,23 +150,46 @@ async def _run_step(
     pending: set[asyncio.Task[None]] = set()
 
     async def take(ex: Exchange) -> None:
-        capture, metrics = await record_exchange(ex, specs[ex.prompt], dialect)
+        capture, metrics = await record_exchange(
+            ex, specs[ex.prompt], plan.dialect, tokenizer=plan.tokenizer
+        )
         if shelf is not None:
             metrics = replace(metrics, capture=shelf.put(number, ex.index, capture))
         report.records.append(RequestRecord(ex.index, metrics, len(ex.reads)))
         progress.done += 1
         progress.outcomes[metrics.outcome_key] += 1
+        progress.live.add(metrics)
         if on_request is not None:
             on_request(number, ex, capture, metrics)
         if on_progress is not None:
             on_progress(progress)
 
+    # A request that cannot be measured (a tokenizer or a callback that raised, a full disk)
+    # stops the step: its load is cancelled, the requests being measured finish, and the
+    # first failure is raised — none is lost in a task nobody awaits.
+    failures: list[BaseException] = []
+    load: asyncio.Future[StepStats] | None = None
+
+    def settled(task: asyncio.Task[None]) -> None:
+        pending.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            failures.append(exc)
+            if load is not None:
+                load.cancel()
+
     def on_exchange(ex: Exchange, sent: int) -> None:
         progress.sent = sent
         task = asyncio.ensure_future(take(ex))
         pending.add(task)
-        task.add_done_callback(pending.discard)
+        task.add_done_callback(settled)
 
-    report.stats = await runner.run_step(step, requests, on_exchange)
+    load = asyncio.ensure_future(runner.run_step(step, requests, on_exchange))
+    try:
+        report.stats = await load
+    except asyncio.CancelledError:
+        if not failures:
+            raise  # (cancelled from outside)
     if pending:
-        await asyncio.gather(*pending)
+        await asyncio.wait(pending)
+    if failures:
+        raise failures[0]

@@ -5,10 +5,14 @@ Latency distributions are over the *included* outcomes (completed and length by 
 :data:`DEFAULT_INCLUDED`); every other outcome is counted and never mixed in. Warm-up
 requests (``RequestMetrics.warmup``) are kept out of everything but the window's start and
 the concurrency they add. Definitions: :mod:`.definitions`.
+
+While a step runs, :class:`LiveSummary` keeps the same figures up to date one request at a
+time (the progress line, the window's live view): no pass over the requests so far.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
@@ -21,6 +25,8 @@ __all__ = [
     "DEFAULT_INCLUDED",
     "BenchSummary",
     "Distribution",
+    "LiveSummary",
+    "SortedValues",
     "Window",
     "distribution",
     "effective_concurrency",
@@ -231,3 +237,70 @@ def summarize(
         untrimmed_output_token_throughput=untrimmed_tokens,
         untrimmed_request_throughput=untrimmed_requests,
     )
+
+
+# -- while a step runs -------------------------------------------------------------------------
+
+
+class SortedValues:
+    """Values kept in order as they come, for percentiles at any moment: :meth:`add` is a
+    binary search and one insertion (``bisect.insort``: the list's tail moves in one C
+    ``memmove``, ~40 µs at 100,000 values); :meth:`percentile` reads two values."""
+
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values: list[float] = []
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def add(self, value: float | None) -> None:
+        """Keep ``value`` (``None`` is left out, as :func:`distribution` does)."""
+        if value is not None:
+            bisect.insort(self.values, value)
+
+    def percentile(self, q: float) -> float | None:
+        """As :func:`~streamscope.core.bench.percentiles.percentile_or_none`: hidden while
+        there are too few values."""
+        return percentile_or_none(self.values, q)
+
+
+class LiveSummary:
+    """A step's figures so far, one request at a time, for a progress line or the window's
+    live view: cheap enough to update as each request is measured and to read on every
+    repaint (see :class:`SortedValues`). It counts as :func:`summarize` does — warm-up
+    requests apart, outcomes of the measured requests, latencies over the ``include``d ones
+    — so once every request is in, its figures are the step's report's exactly."""
+
+    def __init__(self, include: Collection[str] = DEFAULT_INCLUDED) -> None:
+        self.include = frozenset(include)
+        self.requests = 0
+        """Measured requests so far (warm-up excluded)."""
+        self.warmup_requests = 0
+        self.errors = 0
+        """Measured requests whose outcome is not included (by default: not completed nor
+        length — HTTP errors, truncations, timeouts, ...)."""
+        self.outcomes: Counter[str] = Counter()
+        """The measured requests' outcomes (by ``RequestMetrics.outcome_key``)."""
+        self.ttft = SortedValues()
+        self.itl = SortedValues()
+        self.e2e_last_token = SortedValues()
+
+    @property
+    def included_requests(self) -> int:
+        return self.requests - self.errors
+
+    def add(self, m: RequestMetrics) -> None:
+        """Count one measured request (warm-up requests are only counted)."""
+        if m.warmup:
+            self.warmup_requests += 1
+            return
+        self.requests += 1
+        self.outcomes[m.outcome_key] += 1
+        if m.outcome not in self.include:
+            self.errors += 1
+            return
+        self.ttft.add(m.ttft)
+        self.itl.add(m.itl)
+        self.e2e_last_token.add(m.e2e_last_token)

@@ -1,5 +1,7 @@
-"""The bench's HTTP/1.1 client: one connection, one exchange at a time, each read stamped in
-``data_received`` — the first Python code that sees the bytes, before any parsing.
+"""The bench's HTTP/1.1 client: one connection, one exchange at a time, each read stamped
+before any parsing — by the kernel, with the moment its bytes reached the socket
+(:mod:`~streamscope.core.bench.kernel_stamps`: Linux, plain http), else in ``data_received``,
+the first Python code that sees them.
 
 Why not httpx here: a load run must not make its own numbers. A single pooled
 ``httpx.AsyncClient`` shared by all streams drifts under concurrency (its pool and anyio
@@ -17,13 +19,21 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
 import h11
 
-__all__ = ["Connection", "Exchange", "Target", "connect"]
+from streamscope.core.bench import kernel_stamps
+
+__all__ = ["Connection", "Exchange", "ReadStamps", "Target", "connect"]
+
+ReadStamps = Literal["kernel", "user"]
+"""Who stamps a read: the kernel (its receive time, where it can: see
+:mod:`~streamscope.core.bench.kernel_stamps`) or this process (in ``data_received``)."""
 
 MAX_ERROR_BODY = 1 << 20
 
@@ -81,15 +91,25 @@ class Exchange:
         return self.reads[-1][0] if self.reads else self.headers_at
 
 
+class _Wire(Protocol):
+    """What a connection writes to: an asyncio transport or a kernel-stamped socket."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Connection(asyncio.Protocol):
     """One HTTP/1.1 connection (see the module docstring). :meth:`exchange` sends a request
     and resolves when its response has ended; the connection is reusable afterwards when
-    :attr:`reusable`."""
+    :attr:`reusable`. Fed by an asyncio transport (``data_received``: the read stamped
+    there) or by a :class:`~streamscope.core.bench.kernel_stamps.KernelStampedSocket`
+    (:meth:`received` with the kernel's time)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._h11 = h11.Connection(h11.CLIENT)
-        self._transport: asyncio.Transport | None = None
+        self._transport: _Wire | None = None
         self._current: Exchange | None = None
         self._done: asyncio.Future[None] | None = None
         self.lost = False
@@ -100,8 +120,14 @@ class Connection(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
 
+    def attach(self, transport: kernel_stamps.KernelStampedSocket) -> None:
+        self._transport = transport
+
     def data_received(self, data: bytes) -> None:
-        t = self._clock()  # (the read's time: before anything looks at its bytes)
+        self.received(data, self._clock())  # (the read's time: before anything looks at it)
+
+    def received(self, data: bytes, t: float) -> None:
+        """``data`` read at ``t`` (the runner's clock)."""
         ex = self._current
         if ex is None:
             return  # (bytes nobody asked for: the next exchange's h11 refuses them)
@@ -225,9 +251,26 @@ def request_of(target: Target, headers: dict[str, str], body: bytes) -> tuple[h1
 _TLS: ssl.SSLContext | None = None
 
 
-async def connect(target: Target, clock: Callable[[], float] = time.monotonic) -> Connection:
+async def connect(
+    target: Target,
+    clock: Callable[[], float] = time.monotonic,
+    *,
+    stamps: ReadStamps = "user",
+    wake_lag: array[float] | None = None,
+) -> Connection:
     """A new :class:`Connection` to ``target`` (TLS for https, verified with the system's
-    trust store); ``OSError`` or ``ssl.SSLError`` when it cannot be made."""
+    trust store); ``OSError`` or ``ssl.SSLError`` when it cannot be made. ``stamps="kernel"``
+    has its reads stamped by the kernel where that can be done (plain http on Linux, the
+    monotonic clock; else as ``"user"``), each read's wake lag appended to ``wake_lag``."""
+    if (
+        stamps == "kernel"
+        and target.scheme == "http"
+        and clock is time.monotonic
+        and kernel_stamps.available()
+    ):
+        return await kernel_stamps.open_stamped(
+            target.host, target.port, lambda: Connection(clock), clock, wake_lag
+        )
     global _TLS
     loop = asyncio.get_running_loop()
     tls = None
