@@ -166,6 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope.core.bench.runner_process import runner_main
 
         return runner_main(given[1:])
+    if given[:1] == ["--bench-session"]:  # the Bench window's measuring process (internal)
+        from streamscope.core.bench.background import session_main
+
+        return session_main(given[1:])
     if given[:1] == ["--tap-forwarder"]:  # the tap's forwarding process (internal)
         from streamscope.core.tap.forward_child import forwarder_main
 

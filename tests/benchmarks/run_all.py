@@ -4,7 +4,8 @@
 
 Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``), the text diff of Compare
 two turns, the tap (``bench_tap.py``: added latency per read, firehose tap ÷ direct),
-bench mode's load runner against the demo's stamps (``bench_load.py``),
+bench mode's load runner against the demo's stamps (``bench_load.py``) and with the Bench
+window open and plotting (``bench_window_load.py``),
 then the GUI firehose, the 1,000,000-frame capture and the cold start
 (``bench_gui.py``), and history at the size of a year of use (``bench_history.py``: start-up,
 switching, scrolling, search, a firehose on a busy machine). Takes a few
@@ -28,6 +29,7 @@ import bench_load
 import bench_pipeline
 import bench_sse
 import bench_tap
+import bench_window_load
 from bench_gui import Row, check, info, print_table
 
 
@@ -88,6 +90,7 @@ def main() -> int:
     rows += bench_tap.measure(args.quick)
     print("tap done", file=sys.stderr, flush=True)
     rows += bench_load.measure(args.quick)
+    rows += bench_window_load.measure()
     print("bench load done", file=sys.stderr, flush=True)
     for name, bench in bench_gui.BENCHES.items():
         rows += bench(args.quick)

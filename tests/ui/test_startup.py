@@ -130,6 +130,10 @@ def test_the_theme_frame_and_panels_paint_before_the_stream_menu_tap_and_verdict
     # … the Stream menu comes by itself once the panels are on screen
     assert later["menus"] == ["&File", "&Chat", "&Endpoint", "&View", "&Stream", "&Help"]
     assert "streamscope.ui.tools.power_tools" in later["modules"]  # type: ignore[operator]
+    # The Bench window's plotting (pyqtgraph + numpy, ~0.9 s cold) loads only when it opens.
+    plotting = {"numpy", "pyqtgraph", "streamscope.ui.bench.bench_window"}
+    assert not plotting & set(later["modules"])  # type: ignore[arg-type]
+    assert "streamscope.ui.bench.bench_opener" in later["modules"]  # type: ignore[operator]
 
 
 BUILD_PROBE = r"""

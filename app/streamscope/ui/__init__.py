@@ -8,7 +8,7 @@
 - ``endpoint`` — the endpoint bar, dialogs, key, probe, the demo service;
 - ``base`` — theme, paint clock, shortcuts table, small widgets, resources.
 
-A part imports only those below it (``tools``, ``tap`` and ``bench`` never each other), type-only imports
-included; a feature gets the narrow things it uses, never the main window.
+A part imports only those below it (``tools``, ``tap`` and ``bench`` never each other),
+type-only imports included; a feature gets the narrow things it uses, never the main window.
 ``tests/test_layers.py`` holds it.
 """

@@ -8,6 +8,7 @@ job asks (:meth:`refresh`), never per request.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,29 @@ def themed_plot(title: str, x: str, y: str, parent: QWidget | None = None) -> pg
     plot.showGrid(x=True, y=True, alpha=0.15)
     plot.setMouseEnabled(x=True, y=False)
     plot.getPlotItem().setMenuEnabled(False)
+    plot.disableAutoRange()  # (see settle)
     return plot
+
+
+def settle(
+    plot: pg.PlotWidget, x: tuple[float, float] | None, y: tuple[float, float] | None
+) -> None:
+    """Fit the view to data spanning ``x`` and ``y``, but move it only when the data leaves
+    it or fills less than a third of it: an axis repaints its labels — most of a plot's
+    paint, 10–40 ms here — only when its range moves, not on every refresh."""
+    for span, which in ((x, "x"), (y, "y")):
+        if span is None:
+            continue
+        lo, hi = span
+        a, b = plot.viewRange()[0 if which == "x" else 1]
+        if lo >= a and hi <= b and (hi - lo) * 3 >= (b - a):
+            continue
+        pad = (hi - lo) * 0.15 or max(abs(hi) * 0.15, 1.0)
+        lo, hi = (max(0.0, lo - pad) if lo >= 0 else lo - pad), hi + pad
+        if which == "x":
+            plot.setXRange(lo, hi, padding=0)
+        else:
+            plot.setYRange(lo, hi, padding=0)
 
 
 def restyle(plot: pg.PlotWidget, palette: QPalette) -> None:
@@ -147,6 +170,17 @@ class DistributionView(_Clickable):
         return row is not None
 
     def refresh(self) -> None:
+        for part in self.parts():
+            part()
+
+    def parts(self) -> list[Callable[[], None]]:
+        """The redraw in two parts (each plot paints on its own turn of the event loop)."""
+        return [self._refresh_cdf, self._refresh_hist]
+
+    def _percentiles(self) -> list[float | None]:
+        return [self.bench.percentile(self.key, q) for q in PERCENTILES]
+
+    def _refresh_cdf(self) -> None:
         vals, rows = self.bench.values(self.key)
         order = np.argsort(vals, kind="stable")
         xs = vals[order]
@@ -156,24 +190,33 @@ class DistributionView(_Clickable):
             brush=pg.mkBrush(_ACCENT),
         )  # fmt: skip
         if n:
-            counts, edges = np.histogram(xs, bins=int(min(60, max(8, np.sqrt(n)))))
-            self._bars.setData(edges, counts, stepMode="center", fillLevel=0, brush=_ACCENT)
-        else:
-            self._bars.setData([0, 1], [0], stepMode="center", fillLevel=0)
+            settle(self.cdf, (float(xs[0]), float(xs[-1])), (0.0, 100.0))
         parts = [f"n = {n}"]
-        for q, (a, b) in zip(PERCENTILES, self._lines, strict=True):
-            p = self.bench.percentile(self.key, q)
-            for line in (a, b):
-                line.setVisible(p is not None)
-                if p is not None:
-                    line.setValue(p)
-            a.label.setFormat(f"p{q:g}")
+        for q, p, (line, _) in zip(PERCENTILES, self._percentiles(), self._lines, strict=True):
+            _place(line, p)
             parts.append(f"p{q:g} {p:.2f} ms" if p is not None else f"p{q:g} –")
         if n:
             parts.append(f"max {xs[-1]:.2f} ms")
         self.summary.setText(" · ".join(parts))
         for name, button in self.buttons.items():
             button.setEnabled(self.row_for(name) is not None)
+
+    def _refresh_hist(self) -> None:
+        vals, _rows = self.bench.values(self.key)
+        if len(vals):
+            counts, edges = np.histogram(vals, bins=int(min(60, max(8, np.sqrt(len(vals))))))
+            self._bars.setData(edges, counts, stepMode="center", fillLevel=0, brush=_ACCENT)
+            settle(self.hist, (float(edges[0]), float(edges[-1])), (0.0, float(counts.max())))
+        else:
+            self._bars.setData([0, 1], [0], stepMode="center", fillLevel=0)
+        for p, (_, line) in zip(self._percentiles(), self._lines, strict=True):
+            _place(line, p)
+
+
+def _place(line: pg.InfiniteLine, value: float | None) -> None:
+    line.setVisible(value is not None)
+    if value is not None:
+        line.setValue(value)
 
 
 class GapsView(_Clickable):
@@ -206,6 +249,8 @@ class GapsView(_Clickable):
         self._p50.setData(x, p50)
         self._p99.setData(x, p99)
         self._max.setData(x, top)
+        if len(x):
+            settle(self.plot, (1.0, float(x[-1])), (0.0, float(np.max(top))))
         xs, ys, rows = self.bench.max_gap_points()
         self._points.setData(x=xs, y=ys, data=rows)
 
@@ -234,6 +279,10 @@ class ThroughputView(QWidget):
         t, tokens, ended = self.bench.throughput_series()
         self._tokens.setData(t, tokens)
         self._ended.setData(t, ended * 10.0)
+        if len(t):
+            settle(
+                self.plot, (0.0, float(t[-1])), (0.0, float(max(tokens.max(), ended.max() * 10)))
+            )
 
 
 class SweepView(_Clickable):
@@ -247,6 +296,7 @@ class SweepView(_Clickable):
             "TTFT against throughput (one point per step)", "output tokens/s", "TTFT ms", self
         )
         self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.enableAutoRange()  # (a point per step: rarely redrawn)
         self.plot.addLegend(offset=(10, 10))
         self._p50 = self.plot.plot(pen=pg.mkPen(_ACCENT, width=2), symbol="o", name="TTFT p50")
         self._p99 = pg.PlotDataItem(

@@ -64,6 +64,11 @@ COLUMNS: tuple[tuple[str, Callable[[int, RequestMetrics], object], str, str], ..
     ),
 )
 _STEP = 1
+_LEFT = frozenset({1, 2, len(COLUMNS) - 1})
+_DISPLAY = Qt.ItemDataRole.DisplayRole.value
+_ALIGN = Qt.ItemDataRole.TextAlignmentRole.value
+_SORT = Qt.ItemDataRole.UserRole.value
+_RIGHT = (Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value
 
 
 class RequestsModel(QAbstractTableModel):
@@ -72,25 +77,33 @@ class RequestsModel(QAbstractTableModel):
     def __init__(self, data: BenchData, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.bench = data
-        self._shown = 0
+        self._texts: list[tuple[str, ...]] = []  # (each row's cells, formatted once)
+        self._count = len(COLUMNS)
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
-        return 0 if parent.isValid() else self._shown
+        return 0 if parent.isValid() else len(self._texts)
 
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
+        return 0 if parent.isValid() else self._count
+
+    def _format(self, row: int) -> tuple[str, ...]:
+        cells = []
+        for column in range(self._count):
+            v = self.value(row, column)
+            cells.append("–" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v))
+        return tuple(cells)
 
     def catch_up(self) -> None:
         """Show the rows the data gained since the last call."""
-        total = len(self.bench.rows)
-        if total > self._shown:
-            self.beginInsertRows(QModelIndex(), self._shown, total - 1)
-            self._shown = total
+        shown, total = len(self._texts), len(self.bench.rows)
+        if total > shown:
+            self.beginInsertRows(QModelIndex(), shown, total - 1)
+            self._texts.extend(self._format(row) for row in range(shown, total))
             self.endInsertRows()
 
     def reset(self) -> None:
         self.beginResetModel()
-        self._shown = len(self.bench.rows)
+        self._texts = [self._format(row) for row in range(len(self.bench.rows))]
         self.endResetModel()
 
     def value(self, row: int, column: int) -> object:
@@ -99,20 +112,15 @@ class RequestsModel(QAbstractTableModel):
             return self.bench.steps.get(f.step, str(f.step))
         return COLUMNS[column][1](row, f.metrics)
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
-            return None
-        row, column = index.row(), index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            v = self.value(row, column)
-            if v is None:
-                return "–"
-            return f"{v:.2f}" if isinstance(v, float) else str(v)
-        if role == Qt.ItemDataRole.UserRole:  # (sorting: numbers as numbers, blanks last)
-            v = self.value(row, column)
+    def data(self, index: _Index, role: int = _DISPLAY) -> object:
+        # (called per visible cell and role on every paint: plain ints, cached text)
+        if role == _DISPLAY:
+            return self._texts[index.row()][index.column()]
+        if role == _ALIGN:
+            return None if index.column() in _LEFT else _RIGHT
+        if role == _SORT:  # (sorting: numbers as numbers, blanks last)
+            v = self.value(index.row(), index.column())
             return float("inf") if v is None else v
-        if role == Qt.ItemDataRole.TextAlignmentRole and column not in (1, 2, len(COLUMNS) - 1):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
     def headerData(
