@@ -52,8 +52,10 @@ EXCLUDED_MODULES = (
     "pydantic",
     "pydantic_core",
     "IPython",
-    "numpy",
     "PyInstaller",
+    "pyqtgraph.opengl",  # (3D plots: PyOpenGL, not installed; the Bench window draws 2D)
+    "pyqtgraph.jupyter",
+    "pyqtgraph.examples",
     "PySide6.QtOpenGL",
     "PySide6.QtOpenGLWidgets",
     "PySide6.QtQml",
