@@ -159,8 +159,9 @@ class RequestsTable(QTableView):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         em = self.fontMetrics().horizontalAdvance("0")
+        wide = {"Outcome": 19, "Source": 9}  # ("completed (warm-up)", "tokenizer")
         for column, (title, *_rest) in enumerate(COLUMNS):
-            self.setColumnWidth(column, max(len(title) + 3, 8) * em)
+            self.setColumnWidth(column, max(len(title) + 3, wide.get(title, 8)) * em)
         self.activated.connect(self._on_activated)
 
     def _on_activated(self, index: QModelIndex) -> None:
