@@ -9,7 +9,9 @@ StreamScope uses QtCore, QtGui, QtWidgets, QtNetwork (QLocalServer: one instance
 profile), and QtSvg and QtDBus through plugins. It needs:
 the xcb, wayland and offscreen platforms (windows, cocoa on the others), input methods
 (compose, ibus), the xdg-desktop-portal theme, SVG/ICO image formats and the SVG icon engine.
-Widgets paint in software, so no OpenGL or Wayland-EGL integration. Nothing else.
+Widgets paint in software, so no OpenGL widgets or Wayland-EGL integration. Nothing else —
+but QtOpenGL and QtOpenGLWidgets: pyqtgraph (the Bench window's plots) imports them as it
+loads (it draws without them).
 
 On Linux the spec then drops libraries no kept binary links (:func:`linked_closure`) and the
 OS's own libraries (:func:`is_system_library`), which the .deb depends on instead.
@@ -56,8 +58,6 @@ EXCLUDED_MODULES = (
     "pyqtgraph.opengl",  # (3D plots: PyOpenGL, not installed; the Bench window draws 2D)
     "pyqtgraph.jupyter",
     "pyqtgraph.examples",
-    "PySide6.QtOpenGL",
-    "PySide6.QtOpenGLWidgets",
     "PySide6.QtQml",
     "PySide6.QtQuick",
     "PySide6.QtQuickWidgets",
@@ -90,7 +90,7 @@ KEEP_PLUGINS: dict[str, tuple[str, ...]] = {
 
 # Qt libraries that only dropped plugins or unused modules link.
 DROP_QT_LIBS = re.compile(
-    r"Qt6?(Qml|Quick|OpenGL|Pdf|VirtualKeyboard|Designer|Help|Sql|Test|Xml|Concurrent"
+    r"Qt6?(Qml|Quick|Pdf|VirtualKeyboard|Designer|Help|Sql|Test|Xml|Concurrent"
     r"|UiTools|WaylandCompositor|WaylandEgl(Compositor|Client)HwIntegration|LabsStyleKit"
     r"|ShaderTools|Positioning|Multimedia|WebEngine|WebChannel|WebSockets|SvgWidgets"
     r"|PrintSupport|Charts|DataVisualization|3D|Graphs|Location|Sensors|SerialPort|Bluetooth|Nfc"
@@ -105,6 +105,11 @@ DROP_SYSTEM_LIBS = re.compile(
 
 # Windows: Qt's software OpenGL fallback (20 MB); widgets paint without OpenGL.
 DROP_OTHER = re.compile(r"^opengl32sw\.dll$", re.I)
+
+# Libraries that stripping breaks: numpy's bundled OpenBLAS and gfortran are linked with
+# aligned segments that `strip` leaves unloadable ("ELF load command address/offset not
+# page-aligned"); the spec copies them as they are.
+NEVER_STRIP = re.compile(r"^numpy\.libs/")
 
 # Data files the app never reads.
 DROP_DATA = re.compile(

@@ -318,3 +318,12 @@ def test_ci_runs_the_packaging_stage_after_the_tests() -> None:
     stage = (PACKAGING / "ci_deb.sh").read_text(encoding="utf-8")
     for step in ("--self-test", "--version", "Installed-Size", "apt-get purge", "/opt/streamscope"):
         assert step in stage
+
+
+def test_numpys_bundled_libraries_are_never_stripped() -> None:
+    """Stripped, numpy's OpenBLAS no longer loads (the .deb's self-test caught it)."""
+    assert rules.NEVER_STRIP.match("numpy.libs/libscipy_openblas64_-32a4b2a6.so")
+    assert rules.NEVER_STRIP.match("numpy.libs/libgfortran-040039e1-0352e75f.so.5.0.0")
+    assert not rules.NEVER_STRIP.match("numpy/_core/_multiarray_umath.cpython-311.so")
+    assert not rules.NEVER_STRIP.match("PySide6/Qt/lib/libQt6Core.so.6")
+    assert "bundle_rules.NEVER_STRIP.match(d)" in SPEC.read_text(encoding="utf-8")

@@ -238,7 +238,16 @@ def test_the_list_is_browsable_while_a_turn_streams(
     older_id = older.data(Qt.ItemDataRole.UserRole)
     panel.list.setCurrentIndex(older)
     panel.list.clicked.emit(older)  # after the turn: it opens
-    assert window.controller.session.conversation_id == older_id
+
+    async def opened() -> None:  # (on a busy machine, the stopped turn's last signals queue)
+        for _ in range(500):
+            if window.controller.session.conversation_id == older_id:
+                return
+            await asyncio.sleep(0.01)
+
+    aloop.run_until_complete(opened())
+    seen = (panel._current, panel._busy, window.controller.busy, panel.ids())  # (if it fails)
+    assert window.controller.session.conversation_id == older_id, seen
 
 
 def test_long_titles_are_elided_not_scrolled(
