@@ -276,3 +276,15 @@ def test_a_response_head_time_before_zero_is_read_as_zero() -> None:
     cap = capture(READS)
     cap.response = CaptureResponse(200, (), -1.0)
     assert playback_of(cap).head_at == 0.0
+
+
+def test_a_har_file_serves_each_llm_exchange_with_its_read_times(tmp_path: Path) -> None:
+    from streamscope.core.capture.har import capture_to_har, dump_har
+
+    caps = [capture(READS, body=ask("a")), capture(READS[:1], body=ask("b"), end="broken")]
+    har = tmp_path / "session.har"
+    har.write_bytes(dump_har(capture_to_har(caps)))
+    found = load_recordings([har])
+    assert [r.source for r in found] == [f"{har}#1", f"{har}#2"]
+    assert [r.playback.writes for r in found] == [tuple(READS), tuple(READS[:1])]
+    assert [r.playback.end for r in found] == ["close", "cut"]

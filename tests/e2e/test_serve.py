@@ -318,3 +318,24 @@ def test_too_large_a_head_or_body_is_refused(
         answer = sock.recv(65536)
     assert answer.startswith(b"HTTP/1.1 431 ")
     assert dechunk(raw_request(one.port).body) == ([frame("ok"), FINAL], True)
+
+
+def test_a_transform_changes_what_is_served_and_the_line_says_what_was_sent(
+    tmp_path: Path, lines: Lines
+) -> None:
+    """The hook a fault layer uses: a function from playback to playback, per exchange."""
+    from dataclasses import replace
+
+    from streamscope.core.serve import Playback
+
+    def cut_the_second(pb: Playback, xid: int) -> Playback:
+        return replace(pb, writes=pb.writes[:1], end="cut") if xid == 2 else pb
+
+    path = save(tmp_path, "a.sscap", capture(READS, elapsed=0.72))
+    with serving([path], lines, speed=None, loop=True, transform=cut_the_second) as server:
+        whole, cut = raw_request(server.port), raw_request(server.port)
+    assert dechunk(whole.body) == ([d for _, d in READS], True)
+    assert dechunk(cut.body) == ([READS[0][1]], False)
+    first, second = sorted(lines.wait(2), key=lambda ln: ln.id)
+    assert (first.outcome, second.outcome, second.bytes) == ("completed", "truncated", 136)
+    assert second.reason == f"connection broken after {format_bytes(136)}, no [DONE]"

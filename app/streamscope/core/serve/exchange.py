@@ -23,6 +23,7 @@ import contextlib
 import http
 import itertools
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import h11
@@ -73,6 +74,7 @@ class ServeApp:
         self._ids = itertools.count(1)
         self._open: set[asyncio.Task[Any]] = set()
         self.reporting: set[asyncio.Task[None]] = set()  # exchanges being judged
+        self._judging: ThreadPoolExecutor | None = None
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -99,6 +101,16 @@ class ServeApp:
             await asyncio.wait(tasks, timeout=5.0)
         if self.reporting:  # (the lines of the exchanges just ended)
             await asyncio.wait(set(self.reporting), timeout=5.0)
+        judging, self._judging = self._judging, None
+        if judging is not None:
+            judging.shutdown(wait=False)
+
+    def judging(self) -> ThreadPoolExecutor:
+        """The one thread exchanges are judged on, in the order they ended (so are the
+        lines), off the serving loop (whose timing the parsing would disturb)."""
+        if self._judging is None:
+            self._judging = ThreadPoolExecutor(1, thread_name_prefix="serve-judge")
+        return self._judging
 
     def exchange_id(self) -> int:
         return next(self._ids)
@@ -312,14 +324,14 @@ class _Connection:
         async def report() -> None:
             try:
                 outcome, reason, dialect, frames, ttft = await loop.run_in_executor(
-                    None,
+                    self.app.judging(),
                     lambda: judge_in_thread(
                         recorded=capture,
                         status=run.playback.status if run.head_t is not None else None,
                         headers=run.playback.headers,
                         head_t=run.head_t,
                         sent=sent,
-                        ending="stopped" if ending == "stopped" or self.app.stopping else ending,
+                        ending=ending,
                         elapsed=elapsed,
                     ),
                 )
