@@ -287,22 +287,21 @@ class _Connection:
             + self.send(h11.EndOfMessage())
         )
         if self.app.listener is not None:
-            self.app.listener(
-                ServedExchange(
-                    xid,
-                    method,
-                    redact_url(target),
-                    NO_MATCH_STATUS,
-                    "error",
-                    miss.message,
-                    None,
-                    0,
-                    len(body),
-                    None,
-                    round((self.loop.time() - t0) * 1000, 1),
-                    None,
-                )
+            line = ServedExchange(
+                xid,
+                method,
+                redact_url(target),
+                NO_MATCH_STATUS,
+                "error",
+                miss.message,
+                None,
+                0,
+                len(body),
+                None,
+                round((self.loop.time() - t0) * 1000, 1),
+                None,
             )
+            self._tell(lambda: line)
 
     def _report(
         self,
@@ -314,26 +313,21 @@ class _Connection:
         source: str,
         capture: Any,
     ) -> None:
-        """Judge what was sent off the serving loop, then tell the listener on it."""
+        """Judge what was sent (see :meth:`_tell`)."""
         elapsed = self.loop.time() - run.arrived
-        listener = self.app.listener
-        assert listener is not None
         sent = list(run.sent)
-        loop = self.loop
+        status = run.playback.status if run.head_t is not None else None
 
-        async def report() -> None:
+        def line() -> ServedExchange:
             try:
-                outcome, reason, dialect, frames, ttft = await loop.run_in_executor(
-                    self.app.judging(),
-                    lambda: judge_in_thread(
-                        recorded=capture,
-                        status=run.playback.status if run.head_t is not None else None,
-                        headers=run.playback.headers,
-                        head_t=run.head_t,
-                        sent=sent,
-                        ending=ending,
-                        elapsed=elapsed,
-                    ),
+                outcome, reason, dialect, frames, ttft = judge_in_thread(
+                    recorded=capture,
+                    status=status,
+                    headers=run.playback.headers,
+                    head_t=run.head_t,
+                    sent=sent,
+                    ending=ending,
+                    elapsed=elapsed,
                 )
             except Exception as exc:  # (a line is still owed: say why it has no outcome)
                 outcome, reason, dialect, frames, ttft = (
@@ -343,27 +337,37 @@ class _Connection:
                     0,
                     None,
                 )
-            listener(
-                ServedExchange(
-                    xid,
-                    method,
-                    redact_url(target),
-                    run.playback.status if run.head_t is not None else None,
-                    outcome,
-                    reason,
-                    dialect,
-                    frames,
-                    sum(len(data) for _, data in sent),
-                    ttft,
-                    round(elapsed * 1000, 1),
-                    source,
-                )
+            return ServedExchange(
+                xid,
+                method,
+                redact_url(target),
+                status,
+                outcome,
+                reason,
+                dialect,
+                frames,
+                sum(len(data) for _, data in sent),
+                ttft,
+                round(elapsed * 1000, 1),
+                source,
             )
 
-        # (a task of the loop, not of this connection: it outlives a cancelled connection)
-        reporting = loop.create_task(report())
-        self.app.reporting.add(reporting)
-        reporting.add_done_callback(self.app.reporting.discard)
+        self._tell(line)
+
+    def _tell(self, line: Callable[[], ServedExchange]) -> None:
+        """Make an exchange's line on the judging thread, in the order exchanges ended, and
+        give it to the listener on the serving loop — in a task of the loop, not of this
+        connection (it outlives a cancelled connection)."""
+        listener = self.app.listener
+        assert listener is not None
+        loop = self.loop
+
+        async def tell() -> None:
+            listener(await loop.run_in_executor(self.app.judging(), line))
+
+        task = loop.create_task(tell())
+        self.app.reporting.add(task)
+        task.add_done_callback(self.app.reporting.discard)
 
 
 class _Run:
