@@ -7,7 +7,8 @@ their timing — an endpoint to point a client's tests at (``streamscope serve``
   head, each write at its offset, and a clean end, a cut or a stall) — the hook for faults.
 - :mod:`.matching`: which recording answers a request (in turn per path, or by request body),
   and the JSON error for a request that has none.
-- :mod:`.exchange`: the HTTP/1.1 server (asyncio + h11) that carries playbacks out.
+- :mod:`.exchange`: the HTTP/1.1 server (asyncio + h11): requests read, answers chosen.
+- :mod:`.playing`: one playback carried out on a connection, write by write.
 - :mod:`.report`: each exchange's line, judged from what was really sent.
 - :mod:`.server`: running it in a thread or in the foreground; :func:`serve_captures`.
 

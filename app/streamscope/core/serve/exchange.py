@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http
 import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +31,7 @@ import orjson
 from streamscope.core.redact import redact_url
 from streamscope.core.serve.matching import NO_MATCH_STATUS, Matcher, NoMatch
 from streamscope.core.serve.playback import Playback
+from streamscope.core.serve.playing import PlaybackRun, status_phrase
 from streamscope.core.serve.report import Ending, ServedExchange, judge_in_thread
 from streamscope.core.wire.sizes import format_bytes
 
@@ -44,7 +44,6 @@ MAX_BODY_BYTES = 64 * 1024 * 1024
 
 _READ_SIZE = 64 * 1024
 _LINGER_S = 1.0
-_YIELD_EVERY = 64  # writes without a wait (--fast): let other connections run this often
 
 Transform = Callable[[Playback, int], Playback]
 """Changes a playback before it is served (a fault on cue); gets the exchange's id (1, 2 …)."""
@@ -209,7 +208,7 @@ class _Connection:
         body = orjson.dumps(
             {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
         )
-        phrase = _phrase(status).decode()
+        phrase = status_phrase(status).decode()
         self.transport.write(
             f"HTTP/1.1 {status} {phrase}\r\ncontent-type: application/json\r\n"
             f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
@@ -240,7 +239,14 @@ class _Connection:
         playback = picked.playback
         if self.app.transform is not None:
             playback = self.app.transform(playback, xid)
-        run = _Run(self, playback, arrived, head_only=method.upper() == "HEAD")
+        run = PlaybackRun(
+            playback,
+            arrived,
+            send=self.send,
+            writer=self.writer,
+            speed=self.app.speed,
+            head_only=method.upper() == "HEAD",
+        )
         ending: Ending = "stopped"
         try:
             ending = await self._watching(run.play())
@@ -305,7 +311,7 @@ class _Connection:
 
     def _report(
         self,
-        run: _Run,
+        run: PlaybackRun,
         ending: Ending,
         xid: int,
         method: str,
@@ -368,74 +374,3 @@ class _Connection:
         task = loop.create_task(tell())
         self.app.reporting.add(task)
         task.add_done_callback(self.app.reporting.discard)
-
-
-class _Run:
-    """One playback carried out on a connection; ``sent`` and ``head_t`` say what left."""
-
-    def __init__(
-        self, connection: _Connection, playback: Playback, arrived: float, head_only: bool
-    ) -> None:
-        self.c = connection
-        self.playback = playback
-        self.arrived = arrived
-        self.head_only = head_only
-        self.sent: list[tuple[float, bytes]] = []
-        self.head_t: float | None = None
-        speed = connection.app.speed
-        self.scale = 0.0 if speed is None else 1.0 / speed
-
-    async def _until(self, offset: float) -> bool:
-        """Wait until ``offset`` (recorded seconds) after the arrival; whether it waited."""
-        delay = self.arrived + offset * self.scale - self.c.loop.time()
-        if delay <= 0:
-            return False
-        await asyncio.sleep(delay)
-        return True
-
-    async def _out(self, data: bytes) -> None:
-        self.c.transport.write(data)
-        await self.c.writer.drain()
-
-    async def play(self) -> Ending:
-        pb, send, loop = self.playback, self.c.send, self.c.loop
-        if pb.status is None:  # no response was recorded
-            if pb.end == "stall":
-                await loop.create_future()
-            await self._until(pb.end_at)
-            self.c.transport.abort()
-            return "cut"
-        await self._until(pb.head_at)
-        head = h11.Response(
-            status_code=pb.status, headers=list(pb.headers), reason=_phrase(pb.status)
-        )
-        await self._out(send(head))
-        self.head_t = loop.time() - self.arrived
-        bodiless = self.head_only or pb.status in (204, 304)
-        unwaited = 0
-        for offset, data in pb.writes:
-            if await self._until(offset):
-                unwaited = 0
-            else:
-                unwaited += 1
-                if unwaited % _YIELD_EVERY == 0:
-                    await asyncio.sleep(0)
-            if not bodiless:
-                await self._out(send(h11.Data(data=data)))
-                self.sent.append((loop.time() - self.arrived, data))
-        await self._until(pb.end_at)
-        if pb.end == "close":
-            await self._out(send(h11.EndOfMessage()))
-            return "close"
-        if pb.end == "cut":
-            self.c.transport.abort()
-            return "cut"
-        await loop.create_future()  # stall: until the client hangs up (or serve stops)
-        return "stopped"  # pragma: no cover - the future never resolves
-
-
-def _phrase(status: int) -> bytes:
-    try:
-        return http.HTTPStatus(status).phrase.encode()
-    except ValueError:
-        return b""
