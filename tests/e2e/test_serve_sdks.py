@@ -125,3 +125,55 @@ def test_a_tapped_stream_is_served_to_httpx_byte_for_byte(tmp_path: Path) -> Non
         replayed = b"".join(r.iter_raw())
     assert replayed == live
     assert "\r\n" in live.decode()  # (the scenario: CRLF line ends, reads split inside them)
+
+
+def _responses_and_gemini(root: str) -> tuple[Any, ...]:
+    from google import genai
+    from google.genai import types as genai_types
+
+    with (
+        openai.OpenAI(base_url=root + "/v1", api_key="sk-test", max_retries=0) as oai,
+        oai.responses.stream(model="demo-tools", input="weather?") as stream,
+    ):
+        response = stream.get_final_response()
+    calls = [(i.name, i.arguments) for i in response.output if i.type == "function_call"]
+    usage = response.usage
+    assert usage is not None
+    client = genai.Client(
+        api_key="gm-test-key",
+        http_options=genai_types.HttpOptions(base_url=root, api_version="v1beta"),
+    )
+    chunks = list(client.models.generate_content_stream(model="demo", contents="hi"))
+    text = "".join(c.text or "" for c in chunks)
+    finish = (chunks[-1].candidates or [])[0].finish_reason
+    meta = chunks[-1].usage_metadata
+    assert meta is not None
+    return (
+        response.status,
+        calls,
+        (usage.input_tokens, usage.output_tokens),
+        text,
+        finish,
+        (meta.prompt_token_count, meta.candidates_token_count),
+    )
+
+
+def test_responses_and_gemini_sdks_get_from_a_replay_what_they_got_live(tmp_path: Path) -> None:
+    collector = Collector()
+    with (
+        DemoServer(speed=1000) as demo,
+        TapServer(
+            demo.root_url, port=0, captures=CaptureStore(tmp_path), listener=collector
+        ) as tap,
+    ):
+        live = _responses_and_gemini(tap.root_url)
+        collector.wait(2)
+    with ServeServer([tmp_path], port=0, match="request") as serve:
+        assert serve.base_url == serve.root_url  # (/v1 and /v1beta share no prefix)
+        replayed = _responses_and_gemini(serve.root_url)
+    assert replayed == live
+    status, calls, usage, text, finish, meta = live
+    assert (status, usage, meta) == ("completed", (10, 72), (8, 101))
+    assert [name for name, _ in calls] == ["get_weather", "get_time"]
+    assert text.startswith("You wrote: “hi”\n\n## What this demo shows\n")
+    assert (len(text), str(finish)) == (634, "FinishReason.STOP")
