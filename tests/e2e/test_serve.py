@@ -339,3 +339,25 @@ def test_a_transform_changes_what_is_served_and_the_line_says_what_was_sent(
     first, second = sorted(lines.wait(2), key=lambda ln: ln.id)
     assert (first.outcome, second.outcome, second.bytes) == ("completed", "truncated", 136)
     assert second.reason == f"connection broken after {format_bytes(136)}, no [DONE]"
+
+
+def test_an_http_error_is_served_with_its_headers_and_judged_as_the_tap_does(
+    tmp_path: Path, lines: Lines
+) -> None:
+    body = b'{"error":{"message":"Slow down.","type":"rate_limit","code":"rate_limit_exceeded"}}'
+    headers = (
+        ("content-type", "application/json"),
+        ("retry-after", "20"),
+        ("content-length", str(len(body))),
+    )
+    cap = capture([], end="http_error", status=429, headers=headers, error_body=body)
+    path = save(tmp_path, "429.sscap", cap)
+    with serving([path], lines, speed=None) as server:
+        got = raw_request(server.port)
+    assert got.status == 429
+    assert (got.header("retry-after"), got.header("content-length")) == ("20", str(len(body)))
+    assert got.header("transfer-encoding") is None
+    assert got.body == body
+    [line] = lines.wait(1)
+    assert (line.status, line.outcome, line.frames, line.bytes) == (429, "error", 0, len(body))
+    assert line.reason == "429 rate_limit_exceeded · Slow down. · retry after 20 s"
