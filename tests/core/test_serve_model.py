@@ -93,7 +93,13 @@ def test_an_error_body_kept_in_the_end_record_is_written_with_the_head() -> None
 def test_content_length_and_encoding_are_not_served_when_they_do_not_fit() -> None:
     gz = (("content-type", "application/json"), ("content-encoding", "gzip"))
     wrong = (("content-type", "application/json"), ("content-length", "999"))
-    bad = (("content-type", "text/event-stream"), ("bad name", "x"), ("x-ok", "a\r\nb: c"))
+    bad = (
+        ("content-type", "text/event-stream"),
+        ("bad name", "x"),
+        ("x-ok", "a\r\nb: c"),
+        ("x-note", "café"),
+        ("x-emoji", "🙂"),
+    )
     data = [(0.1, b'{"a": 1}')]
     # a capture holds the body decoded: the gzip length is the compressed one
     assert playback_of(capture(data, headers=(*gz, ("content-length", "8")))).headers == (
@@ -106,6 +112,7 @@ def test_content_length_and_encoding_are_not_served_when_they_do_not_fit() -> No
     assert playback_of(cut).headers == ()  # a body cut short is sent chunked
     assert playback_of(capture(data, headers=bad)).headers == (
         ("content-type", "text/event-stream"),
+        ("x-note", "café"),  # (sent as its Latin-1 byte)
     )
 
 

@@ -23,8 +23,8 @@ Headers are the recorded ones minus those that belong to one connection (hop-by-
 a ``Connection`` header names), ``Content-Encoding`` (a capture holds the body decoded: the
 client and the tap decompress before recording) and ``Content-Length`` unless it is exactly the
 size of a body that ends cleanly (otherwise the body is sent chunked to an HTTP/1.1 client). A
-header that is not valid HTTP/1.1 (a name that is not a token, a value with CR, LF or NUL) is
-dropped too.
+header that is not valid HTTP/1.1 (a name that is not a token, a value with CR, LF or NUL, or
+with a character that is not one byte of Latin-1, as header values are sent) is dropped too.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def served_headers(
     length: tuple[int, str, str] | None = None  # (where it was, its name, its value)
     for name, value in headers:
         low = name.lower()
-        if not _TOKEN.match(name) or _BAD_VALUE.search(value):
+        if not _TOKEN.match(name) or _BAD_VALUE.search(value) or not _latin1(value):
             continue
         if low == "content-length" and length is None:
             length = (len(kept), name, value.strip())
@@ -157,3 +157,11 @@ def served_headers(
         if value == str(body_size):
             kept.insert(at, (name, value))
     return tuple(kept)
+
+
+def _latin1(value: str) -> bool:
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        return False
+    return True

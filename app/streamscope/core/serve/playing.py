@@ -84,9 +84,8 @@ class PlaybackRun:
             self.writer.transport.abort()
             return "cut"
         await self._until(pb.head_at)
-        head = h11.Response(
-            status_code=pb.status, headers=list(pb.headers), reason=status_phrase(pb.status)
-        )
+        headers = [(name.encode("ascii"), value.encode("latin-1")) for name, value in pb.headers]
+        head = h11.Response(status_code=pb.status, headers=headers, reason=status_phrase(pb.status))
         await self._out(send(head))
         self.head_t = loop.time() - self.arrived
         bodiless = self.head_only or pb.status in (204, 304)
