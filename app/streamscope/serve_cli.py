@@ -47,6 +47,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     serve = sub.add_parser(
         "serve",
         help="answer requests with recorded exchanges: the bytes, the reads and their timing",
+        description="Answer each request with a recorded exchange: its status, headers and "
+        "body, each recorded read written at its recorded offset, a cut as a cut, a stall as a "
+        "stall. stdout's first line is the base URL (with --json, an object {base_url, "
+        "root_url, recordings}); then one line per exchange. A request with no recording "
+        "gets HTTP 404 with a JSON error. Exit codes: 0 stopped, 1 cannot listen, 2 usage "
+        "error.",
     )
     serve.add_argument(
         "paths",

@@ -27,8 +27,10 @@ def _start(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def _stop(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
-    proc.send_signal(signal.SIGTERM)
+def _stop(
+    proc: subprocess.Popen[str], sig: signal.Signals = signal.SIGTERM
+) -> tuple[int, str, str]:
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=15)
     return proc.returncode, out, err
 
@@ -88,7 +90,7 @@ def test_without_json_the_first_line_is_the_base_url_alone(tmp_path: Path) -> No
         assert r.content == FINAL
         line = proc.stdout.readline()
     finally:
-        code, _out, _err = _stop(proc)
+        code, _out, _err = _stop(proc, signal.SIGINT)  # (Ctrl-C)
     assert code == 0
     assert line.startswith("#1 POST /v1/chat/completions → 200 completed: [DONE] received")
     assert line.rstrip().endswith(f"served {path}")
