@@ -97,7 +97,16 @@ def test_man_page_has_every_subcommand_and_option() -> None:
     page = manpage.render()
     parser = build_parser()
     subcommands = manpage.subcommands(parser)
-    assert list(subcommands) == ["send", "replay", "lint", "export", "tap", "bench", "demo-server"]
+    assert list(subcommands) == [
+        "send",
+        "replay",
+        "lint",
+        "export",
+        "tap",
+        "serve",
+        "bench",
+        "demo-server",
+    ]
     sections = re.findall(r'^\.SS "(.+)"$', page, re.M)
     assert sections == [manpage.esc(name) for name in subcommands]
     for name, (_help, sub) in subcommands.items():

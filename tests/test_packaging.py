@@ -99,6 +99,7 @@ def test_test_only_packages_are_excluded_and_runtime_ones_are_not() -> None:
     runtime_imports = {"PySide6", "httpx", "qasync", "orjson", "uvicorn", "starlette"}
     runtime_imports |= {"keyring", "platformdirs", "pygments", "truststore", "jiter"}
     runtime_imports |= {"pyqtgraph", "numpy"}  # (the Bench window's plots)
+    runtime_imports |= {"h11"}  # (streamscope serve's HTTP/1.1; httpx's too)
     for requirement in pyproject["project"]["dependencies"]:
         name = re.split(r"[<>=\[ ;]", requirement)[0].lower()
         assert any(name.startswith(m.lower()) for m in runtime_imports), name

@@ -7,12 +7,13 @@ No arguments opens the main window. Subcommands run headless and never import Qt
     streamscope lint FILE ...    a recorded stream checked against its dialect's rules
     streamscope demo-server ...  the embedded demo endpoint, standalone
     streamscope tap ...          a recording reverse proxy: another app's streams as turns
+    streamscope serve PATH...    recorded exchanges answered again, byte-exact, with their timing
     streamscope bench ...        load an endpoint: TTFT, ITL, E2E and outcomes per step
     streamscope FILE.sscap       open the window and replay a capture (or repro bundle .zip)
     streamscope export ...       a saved conversation as Markdown or JSON (or HAR: --har)
 
 Exit codes: 0 completed, 3 truncated, 4 error, 130 cancelled, 2 usage error (``lint``: 0 no
-errors, 1 errors, 2 usage error).
+errors, 1 errors, 2 usage error; ``tap``/``serve``: 0 stopped, 1 cannot listen, 2 usage error).
 Heavy modules are imported inside the handlers so `--version` and `--help` stay instant
 (the parser loads only the dialect registry, for the `--dialect` choices).
 """
@@ -142,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     tap.add_argument("--ca-file", metavar="FILE", help="extra CA certificates for the upstream")
     tap.add_argument("--insecure", action="store_true", help="do not verify upstream's TLS")
 
+    from streamscope.serve_cli import add_parser as add_serve
+
+    add_serve(sub)
+
     from streamscope.bench_cli import add_parser as add_bench
 
     add_bench(sub)
@@ -214,6 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope.tap_cli import run_tap
 
         return run_tap(args)
+    if args.command == "serve":
+        from streamscope.serve_cli import run_serve
+
+        return run_serve(args)
     if args.command == "bench":
         from streamscope import bench_cli
 
