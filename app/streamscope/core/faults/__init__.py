@@ -25,6 +25,9 @@ Usage::
 Imports only :mod:`streamscope.core.wire` (frames, dialects); the tap and ``serve`` import this.
 """
 
+from streamscope.core.faults.apply import apply
+from streamscope.core.faults.frames import BodyFrames, body_frames
+from streamscope.core.faults.playback import AppliedFault, End, Playback, Write
 from streamscope.core.faults.spec import (
     Cadence,
     Fault,
@@ -34,4 +37,18 @@ from streamscope.core.faults.spec import (
     parse_fault_spec,
 )
 
-__all__ = ["Cadence", "Fault", "FaultKind", "FaultSpec", "FaultSpecError", "parse_fault_spec"]
+__all__ = [
+    "AppliedFault",
+    "BodyFrames",
+    "Cadence",
+    "End",
+    "Fault",
+    "FaultKind",
+    "FaultSpec",
+    "FaultSpecError",
+    "Playback",
+    "Write",
+    "apply",
+    "body_frames",
+    "parse_fault_spec",
+]
