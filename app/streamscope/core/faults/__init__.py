@@ -28,6 +28,7 @@ Imports only :mod:`streamscope.core.wire` (frames, dialects); the tap and ``serv
 from streamscope.core.faults.apply import apply
 from streamscope.core.faults.frames import BodyFrames, body_frames
 from streamscope.core.faults.playback import AppliedFault, End, Playback, Write
+from streamscope.core.faults.reaction import RETRY_WINDOW, ObservedExchange, client_reactions
 from streamscope.core.faults.spec import (
     Cadence,
     Fault,
@@ -38,6 +39,7 @@ from streamscope.core.faults.spec import (
 )
 
 __all__ = [
+    "RETRY_WINDOW",
     "AppliedFault",
     "BodyFrames",
     "Cadence",
@@ -46,9 +48,11 @@ __all__ = [
     "FaultKind",
     "FaultSpec",
     "FaultSpecError",
+    "ObservedExchange",
     "Playback",
     "Write",
     "apply",
     "body_frames",
+    "client_reactions",
     "parse_fault_spec",
 ]
