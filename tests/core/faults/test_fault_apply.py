@@ -356,3 +356,16 @@ def test_frames_are_numbered_as_the_frames_tab_counts_them() -> None:
     assert frames.starts == (0, 8, 10, 58)
     out = _run("error@frame:2", Playback(200, (), (Write(0.0, body),)))
     assert out.body.startswith(body[:10] + b'data: {"error"')
+
+
+def test_reads_recorded_at_the_same_time_stay_separate_writes() -> None:
+    same_time = Playback(
+        200, (), (Write(0.5, BODY[:30]), Write(0.5, BODY[30:100]), Write(0.5, BODY[100:]))
+    )
+    out = _run("stall@frame:3=1", same_time)
+    assert out.writes == (
+        Write(0.5, BODY[:30]),
+        Write(0.5, BODY[30:100]),
+        Write(0.5, BODY[100:157]),
+        Write(1.5, BODY[157:]),
+    )

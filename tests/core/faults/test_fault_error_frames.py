@@ -86,3 +86,31 @@ def test_error_frame_is_the_dialect_s_own_and_replays_as_error(
         result = _replay(out.body, name, ctype)
         assert result["outcome"] == "error", (name, result["reason"])
         assert f"injected by StreamScope: error@frame:{frame}" in str(result["reason"])
+
+
+@pytest.mark.parametrize(
+    ("fixture", "dialect", "frame", "byte", "signal"),
+    [
+        ("openai/plain_text.sse", "openai", 10, 2444, "[DONE]"),
+        ("anthropic/plain_text.sse", "anthropic", 8, 994, "message_stop"),
+        ("responses/plain_text.sse", "responses", 9, 1786, "response.completed"),
+        # Gemini has no sentinel: the chunk with finishReason goes, with any text it carried
+        ("gemini/plain_text.sse", "gemini", 2, 331, "finishReason+end"),
+        ("gemini/multibyte_crlf.sse", "gemini", 1, 152, "finishReason+end"),
+        ("ollama/plain_text.ndjson", "ollama", 3, 379, "done:true"),
+    ],
+)
+def test_drop_terminal_finds_each_dialect_s_terminal_and_replays_truncated(
+    fixture: str, dialect: str, frame: int, byte: int, signal: str
+) -> None:
+    path = FIXTURES / fixture
+    ctype = "application/x-ndjson" if path.suffix == ".ndjson" else "text/event-stream"
+    recorded = Playback(200, (("content-type", ctype),), (Write(0.1, path.read_bytes()),))
+    assert _replay(recorded.body, dialect, ctype)["outcome"] == "completed"
+    out = apply(parse_fault_spec("drop-terminal"), recorded, dialect, 1)
+    record = out.describe()[0]
+    assert (record["frame"], record["byte"], record["signal"]) == (frame, byte, signal)
+    assert out.body == recorded.body[:byte]
+    assert (out.end, out.end_at) == ("close", 0.1)
+    for name in (dialect, "auto"):
+        assert _replay(out.body, name, ctype)["outcome"] == "truncated"

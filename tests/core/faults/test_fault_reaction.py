@@ -78,6 +78,14 @@ def test_the_window_ends_a_chain() -> None:
     assert (chain["retries"], chain["attempts"], chain["retry_after_honoured"]) == (0, [0.0], None)
     (short,) = client_reactions(seen, now=70.0, window=100.0)["exchanges"]
     assert short["retries"] == 1
+    # the window runs from the attempt before, not from the first: back-off may grow
+    spaced = [
+        ObservedExchange("a", 0.0, "h", (RATE_LIMITED,), server_ended=0.01),
+        ObservedExchange("b", 40.0, "h"),
+        ObservedExchange("c", 80.0, "h"),
+    ]
+    (chain,) = client_reactions(spaced, now=90.0)["exchanges"]
+    assert chain["intervals"] == [40.0, 40.0]
 
 
 def test_a_client_that_hangs_up_and_one_still_reading_under_a_stall() -> None:

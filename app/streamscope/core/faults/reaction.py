@@ -77,7 +77,7 @@ def client_reactions(
         claimed.add(i)
         for j in order[pos + 1 :]:
             ex = observed[j]
-            if j in claimed or ex.body_hash != first.body_hash:
+            if ex.body_hash != first.body_hash:
                 continue
             if ex.arrived - chain[-1].arrived > window:
                 break
