@@ -55,6 +55,9 @@ def test_cut_at_a_byte_inside_a_read_and_at_a_read_boundary() -> None:
     boundary = _run("cut@byte:58")  # the drop comes when the next read was due
     assert boundary.writes == (Write(0.5, BODY[:58]),)
     assert [boundary.describe()[0][k] for k in ("frame", "byte", "at")] == [1, 58, 0.75]
+    later_frame = _run("cut@byte:120")  # inside the read that starts in frame 1: frame 2
+    assert later_frame.writes == (Write(0.5, BODY[:58]), Write(0.75, BODY[58:120]))
+    assert [later_frame.describe()[0][k] for k in ("frame", "byte", "at")] == [2, 120, 0.75]
     before_any = _run("cut@byte:0")
     assert (before_any.writes, before_any.end) == ((), "cut")
 

@@ -33,6 +33,7 @@ it ends with a clean close, a ``content-length`` header is set to the new length
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, replace
 
 from streamscope.core.faults.frames import BodyFrames, body_frames
@@ -99,7 +100,7 @@ def apply(
     elif any(f.kind in _BODY_KINDS for f in faults):
         if frames is None:
             frames = body_frames(body, dialect, playback.header("content-type"))
-        state.pieces = _pieces(playback.writes, frames)
+        state.pieces = _pieces(playback.writes, frames, _split_points(faults, frames))
         for kind in ("cut", "error", "drop-terminal", "garble", "stall", "slow"):
             for fault in (f for f in faults if f.kind == kind):
                 done[fault], mark = _body_fault(fault, state, frames)
@@ -157,25 +158,44 @@ def _http(
     )
 
 
-def _pieces(writes: tuple[Write, ...], frames: BodyFrames) -> list[_Piece]:
-    """The writes cut where frames start, each piece labelled with its frame."""
+def _split_points(faults: tuple[Fault, ...], frames: BodyFrames) -> list[int] | None:
+    """Where the writes must be cut before the body faults run: where the frames that garble
+    and stall name start and end; ``None``: at every frame (slow)."""
+    if any(f.kind == "slow" for f in faults):
+        return None
+    points: list[int] = []
+    for f in faults:  # (the ending faults cut where they strike themselves)
+        if f.frame is not None and f.frame < len(frames) and f.kind in ("garble", "stall"):
+            points += (frames.starts[f.frame], frames.end(f.frame))
+    return sorted(set(points))
+
+
+def _pieces(
+    writes: tuple[Write, ...], frames: BodyFrames, points: list[int] | None
+) -> list[_Piece]:
+    """The writes cut at ``points`` (``None``: where each frame starts), each piece labelled
+    with the frame its first byte belongs to. Cutting only where needed keeps a fault on a
+    recording of a million frames to a few pieces."""
+    cuts = frames.starts if points is None else points
     pieces: list[_Piece] = []
-    index = 0
     offset = 0
     for origin, (at, data) in enumerate(writes):
-        pos = 0
-        while pos < len(data):
-            while index + 1 < len(frames) and frames.starts[index + 1] <= offset + pos:
-                index += 1
-            stop = frames.end(index) - offset if len(frames) else len(data)
-            take = data[pos : max(pos + 1, min(len(data), stop))]
-            pieces.append(_Piece(at, origin, index, offset + pos, take))
-            pos += len(take)
-        offset += len(data)
+        end = offset + len(data)
+        pos = offset
+        k = bisect.bisect_right(cuts, offset)
+        while k < len(cuts) and cuts[k] < end:
+            pieces.append(_Piece(at, origin, 0, pos, data[pos - offset : cuts[k] - offset]))
+            pos = cuts[k]
+            k += 1
+        if pos < end:
+            pieces.append(_Piece(at, origin, 0, pos, data[pos - offset :]))
+        offset = end
+    for p in pieces:
+        p.frame = frames.frame_at(p.offset)
     return pieces
 
 
-def _split(pieces: list[_Piece], offset: int) -> int:
+def _split(pieces: list[_Piece], offset: int, frames: BodyFrames) -> int:
     """Make a piece start at body ``offset``; return its index (``len``: past the end)."""
     for i, p in enumerate(pieces):
         if p.offset == offset:
@@ -184,7 +204,7 @@ def _split(pieces: list[_Piece], offset: int) -> int:
             cut = offset - p.offset
             pieces[i : i + 1] = [
                 replace(p, data=p.data[:cut]),
-                replace(p, offset=offset, data=p.data[cut:]),
+                replace(p, offset=offset, frame=frames.frame_at(offset), data=p.data[cut:]),
             ]
             return i + 1
     return len(pieces)
@@ -238,7 +258,7 @@ def _end_early(fault: Fault, state: _State, frames: BodyFrames) -> _Result:
     stays where the first byte not sent was (it moves with stalls and slowness, and says
     when the fault struck)."""
     pieces = state.pieces
-    size = frames.end(len(frames) - 1) if len(frames) else 0
+    size = frames.size
     detail: tuple[tuple[str, object], ...] = ()
     if fault.kind == "cut" and fault.byte is not None:
         offset = fault.byte
@@ -255,7 +275,7 @@ def _end_early(fault: Fault, state: _State, frames: BodyFrames) -> _Result:
             return _skip(fault, f"the body has no terminal signal ({frames.dialect})"), None
         offset = frames.starts[frames.terminal]
         detail = (("signal", frames.terminal_signal),)
-    i = _split(pieces, offset)
+    i = _split(pieces, offset, frames)
     if i == len(pieces):
         return _skip(fault, f"the recorded writes end before byte {offset}"), None
     first = pieces[i]
@@ -280,8 +300,8 @@ def _garble(fault: Fault, n: int, how: str, state: _State, frames: BodyFrames) -
         return _skip(fault, f"frame {n} carries no data (a comment or blank lines)"), None
     start, stop, data = edit
     a, b = frames.starts[n] + start, frames.starts[n] + stop
-    i = _split(pieces, a)
-    j = _split(pieces, b) if b > a else i
+    i = _split(pieces, a, frames)
+    j = _split(pieces, b, frames) if b > a else i
     mark = _Piece(pieces[i].at, pieces[i].origin, n, a, data)
     pieces[i:j] = [mark]
     return AppliedFault(fault, True, n, a, None, None, (("garble", how),)), (mark, 0.0)

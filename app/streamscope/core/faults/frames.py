@@ -9,15 +9,18 @@ tile the body: frame ``i`` is ``body[starts[i]:starts[i] + len(raws[i])]``. A li
 decoder's cap ends the framing there: the rest of the body is one last frame, as the pipeline
 shows the start of that block as one row.
 
-The terminal frame is found by running the dialect's own parser over the frames: the first
-frame whose events include ``Terminal`` (``[DONE]``, ``message_stop``, ``response.completed``,
-``done: true``); for a dialect whose terminal is the end of the body after a finish reason
-(Gemini: the parser's ``end_of_body``), the first frame that carried the finish reason.
+The terminal frame is found, on first use, by running the dialect's own parser over the frames:
+the first frame whose events include ``Terminal`` (``[DONE]``, ``message_stop``,
+``response.completed``, ``done: true``); for a dialect whose terminal is the end of the body
+after a finish reason (Gemini: the parser's ``end_of_body``), the first frame that carried the
+finish reason.
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
+from functools import cached_property
 
 from streamscope.core.wire.dialects import (
     AUTO,
@@ -39,7 +42,7 @@ MAX_LINE_BYTES = 1 << 20
 _DETECT_EVENTS = 8
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class BodyFrames:
     """A body cut into frames, with what faults need to know of its dialect."""
 
@@ -52,12 +55,25 @@ class BodyFrames:
     """Each frame's exact bytes."""
     events: tuple[SSEEvent | None, ...]
     """The event each frame dispatched (``None``: a comment, blank lines, an unfinished tail)."""
-    terminal: int | None
-    """The frame carrying the terminal signal (``None``: the body has none)."""
-    terminal_signal: str | None
-    """How the dialect names that signal (``[DONE]``, ``finishReason+end`` …)."""
     line_end: bytes
     """``b"\\r\\n"`` when the body's first event ends its lines with CRLF, else ``b"\\n"``."""
+    size: int
+    """The body's length."""
+
+    @cached_property
+    def _terminal_found(self) -> tuple[int | None, str | None]:
+        # (found on first use: the dialect's parser runs over every frame up to it)
+        return _terminal(self.dialect, self.events)
+
+    @property
+    def terminal(self) -> int | None:
+        """The frame carrying the terminal signal (``None``: the body has none)."""
+        return self._terminal_found[0]
+
+    @property
+    def terminal_signal(self) -> str | None:
+        """How the dialect names that signal (``[DONE]``, ``finishReason+end`` …)."""
+        return self._terminal_found[1]
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -67,15 +83,8 @@ class BodyFrames:
         return self.starts[index] + len(self.raws[index])
 
     def frame_at(self, offset: int) -> int:
-        """The frame holding body byte ``offset`` (which must be inside the body)."""
-        low, high = 0, len(self.starts) - 1
-        while low < high:
-            mid = (low + high + 1) // 2
-            if self.starts[mid] <= offset:
-                low = mid
-            else:
-                high = mid - 1
-        return low
+        """The frame holding body byte ``offset`` (0 for an empty body)."""
+        return max(0, bisect.bisect_right(self.starts, offset) - 1)
 
 
 def body_frames(body: bytes, dialect: str, content_type: str | None = None) -> BodyFrames:
@@ -89,7 +98,6 @@ def body_frames(body: bytes, dialect: str, content_type: str | None = None) -> B
         seen = [e for e in events if e is not None][:_DETECT_EVENTS]
         name = detect_dialect(content_type, seen)
         known = get_dialect(name) if name is not None else fallback_for_framing(framing)
-    terminal, signal = _terminal(known.name, events)
     first = next((f.raw for f in frames if f.event is not None), b"")
     return BodyFrames(
         dialect=known.name,
@@ -97,9 +105,8 @@ def body_frames(body: bytes, dialect: str, content_type: str | None = None) -> B
         starts=tuple(f.offset for f in frames),
         raws=tuple(f.raw for f in frames),
         events=events,
-        terminal=terminal,
-        terminal_signal=signal,
         line_end=b"\r\n" if b"\r\n" in first else b"\n",
+        size=len(body),
     )
 
 
