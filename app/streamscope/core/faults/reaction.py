@@ -22,11 +22,14 @@ reports, per chain (JSON-ready)::
      "finished_as_if_whole"}   # drop-terminal: read to the clean close and did not retry
 
 ``fault_at`` is the arrival plus the earliest ``at`` of the applied faults (the arrival for
-``slow``, which has none). ``finished_as_if_whole`` is what the server can see: a client that
-raises after the end of the body without retrying looks the same. ``null`` where a value does
-not apply. The summary counts chains: ``faulted``, ``by_kind``, ``closed``, ``still_open``,
-``read_to_end``, ``retried``, ``retries``, ``retry_after_honoured``/``_ignored``,
-``finished_as_if_whole``.
+``slow``, which has none). When the server ends first (a cut, a clean close, an error
+response), the client's own close is usually not seen: pass ``client_closed=None`` (or the
+server's end) and ``read_to_end`` says it stayed to the end; ``closed_after`` only tells of a
+client that hung up while the server still had something to say, or during a stall.
+``finished_as_if_whole`` is what the server can see: a client that raises after the end of the
+body without retrying looks the same. ``null`` where a value does not apply. The summary counts
+chains: ``faulted``, ``by_kind``, ``closed``, ``still_open``, ``read_to_end``, ``retried``,
+``retries``, ``retry_after_honoured``/``_ignored``, ``finished_as_if_whole``.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ class ObservedExchange:
     id: str
     arrived: float
     body_hash: str
-    faults: tuple[Mapping[str, Any], ...] = ()
+    faults: Sequence[Mapping[str, Any]] = ()
     server_ended: float | None = None
     client_closed: float | None = None
 
