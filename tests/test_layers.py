@@ -60,7 +60,7 @@ def test_version_and_help_are_fast_and_headless() -> None:
 
 APP = Path(streamscope.__file__).resolve().parent  # type: ignore[attr-defined]
 
-STAGES = ("wire", "turn", "verdict", "net", "capture", "store", "tap", "bench", "serve")
+STAGES = ("wire", "turn", "verdict", "net", "capture", "store", "faults", "tap", "bench", "serve")
 """The core's stages in import order: a stage may import the ones before it, never after."""
 SHARED = ("streamscope.core.paths", "streamscope.core.redact")
 ALIASES = {"sse": "wire"}  # core/sse.py: the decoder's public import path (a wire module)
