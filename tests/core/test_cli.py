@@ -258,22 +258,13 @@ def test_send_ctrl_c_is_cancelled_with_exit_130(raw_server: RawServer) -> None:
             await asyncio.sleep(0.02)
 
     raw_server.handler = handler
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamscope",
-            "send",
-            "--base-url",
-            raw_server.url + "/v1",
-            "--model",
-            "m",
-            "--json",
-            "hi",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    # (a test run started in the background, `cmd &`, ignores SIGINT and its children inherit
+    # that: give the child Ctrl-C as a terminal would — a handled signal is default after exec)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = _start_send(raw_server.url)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 20
     while not raw_server.requests and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -284,6 +275,15 @@ def test_send_ctrl_c_is_cancelled_with_exit_130(raw_server: RawServer) -> None:
     result = json.loads(out)
     assert result["outcome"] == "cancelled"
     assert result["text"].startswith("w0 w1 ")
+
+
+def _start_send(url: str) -> subprocess.Popen[bytes]:
+    send = ["send", "--base-url", url + "/v1", "--model", "m", "--json", "hi"]
+    return subprocess.Popen(
+        [sys.executable, "-m", "streamscope", *send],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def test_reasoning_goes_to_stderr_on_its_own_lines(capsys: pytest.CaptureFixture[str]) -> None:
