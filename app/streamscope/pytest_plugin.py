@@ -16,6 +16,8 @@ its base URL (:func:`~streamscope.core.serve.server.serve_captures` explains the
 Every server a test started stops when the test ends. ``streamscope_serve.exchanges`` lists
 the exchanges served so far (:class:`~streamscope.core.serve.report.ServedExchange`: status,
 outcome, reason, ``served`` …); :meth:`ServeFixture.wait_for` waits until there are ``n``.
+With ``faults="…"`` (a ``--fault`` spec), :meth:`ServeFixture.reactions` says how the client
+took them (its retries, their intervals, whether it honoured ``Retry-After`` …).
 """
 
 from __future__ import annotations
@@ -71,6 +73,16 @@ class ServeFixture:
                     raise TimeoutError(f"{len(self.exchanges)} of {n} exchanges after {timeout} s")
                 self._changed.wait(left)
             return self.exchanges[:n]
+
+    def reactions(self, timeout: float = 5.0) -> dict[str, Any]:
+        """How the client reacted to the faults (``faults="…"``) of the server started last,
+        once its exchanges have ended: ``{"exchanges": [...], "summary": {...}}`` (see
+        :func:`streamscope.core.faults.client_reactions`)."""
+        if not self.servers:
+            raise RuntimeError("no server was started")
+        server = self.servers[-1]
+        server.wait_idle(timeout)
+        return server.reactions()
 
     def stop(self) -> None:
         """Stop every server started (the fixture does it at the end of the test)."""

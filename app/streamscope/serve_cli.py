@@ -9,8 +9,14 @@ line per finished exchange — with ``--json`` one object with the tap's keys pl
      "ttft_ms", "duration_ms", "capture", "served"}
 
 (``capture`` is always null: serve records nothing; ``served`` is the file the answer came
-from, ``FILE#N`` for a HAR entry, null when no recording matched.) stderr says what was
-loaded, where it listens and the SDKs' environment lines.
+from, ``FILE#N`` for a HAR entry, null when no recording matched; ``faults`` the faults
+``--fault`` scheduled for that request, applied or not, ``[]`` without ``--fault``.) stderr
+says what was loaded, where it listens and the SDKs' environment lines.
+
+With ``--fault``, stopping prints how the clients reacted: with ``--json`` one last line
+``{"reactions": {"exchanges": [...], "summary": {...}}}`` (see
+:func:`streamscope.core.faults.client_reactions`), else one line per faulted exchange and a
+summary line.
 
 Exit codes: 0 stopped by Ctrl-C (or SIGTERM), 1 cannot listen, 2 usage error (a path that
 cannot be served — missing, damaged, not a capture — named with what is wrong).
@@ -23,7 +29,7 @@ import contextlib
 import json
 import sys
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from streamscope.core.serve import ServedExchange
@@ -40,6 +46,24 @@ def _speed(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
     return value
+
+
+def _fault_spec(text: str) -> object:
+    from streamscope.core.faults import FaultSpecError, parse_fault_spec
+
+    try:
+        return parse_fault_spec(text)
+    except FaultSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+FAULT_HELP = (
+    "faults on cue, comma-separated, each on every request (/always, the default), the first "
+    "(/next) or every k-th (/every=K): cut@frame:N, cut@byte:N, stall@frame:N=S, "
+    "drop-terminal, error@frame:N, garble@frame:N[=json|utf8], http=CODE[:retry-after=R], "
+    "slow=MS, split-reads, merge-reads, delay-headers=S (frames numbered from 0 as the Frames "
+    "tab numbers them)"
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -83,6 +107,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     serve.add_argument(
         "--loop", action="store_true", help="start again from the first when all were served"
     )
+    serve.add_argument("--fault", type=_fault_spec, metavar="SPEC", help=FAULT_HELP)
     serve.add_argument("--json", action="store_true", help="one JSON object per exchange")
 
 
@@ -134,6 +159,7 @@ def run_serve(args: argparse.Namespace) -> int:
             speed=None if args.fast else args.speed,
             match=args.match,
             loop=args.loop,
+            faults=args.fault,
             listener=printer,
         )
     except ServeInputError as exc:
@@ -160,6 +186,7 @@ def run_serve(args: argparse.Namespace) -> int:
         f"streamscope serve: listening on {server.root_url}: {n} recorded "
         f"exchange{'s' if n != 1 else ''}, matched by {args.match}"
         f"{', looping' if args.loop else ''}, {pace}",
+        *([f"  faults: {args.fault}"] if args.fault is not None else []),
         f"  base URL: {server.base_url}",
         *(f"  {line}" for line in env_lines(server.root_url, server.base_url)),
         "Press Ctrl-C to stop.",
@@ -167,4 +194,19 @@ def run_serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever(lambda: print("\n".join(lines), file=sys.stderr, flush=True))
     print("streamscope serve: stopped", file=sys.stderr, flush=True)
+    if args.fault is not None:
+        print_reactions(printer, server.reactions(), as_json=args.json)
     return 0
+
+
+def print_reactions(printer: _Printer, reactions: dict[str, Any], *, as_json: bool) -> None:
+    """How the clients reacted (``--fault``): one JSON line, or a line per faulted exchange
+    and the summary."""
+    from streamscope.core.faults import describe_reaction, describe_summary
+
+    if as_json:
+        printer.write(json.dumps({"reactions": reactions}, ensure_ascii=False))
+        return
+    for report in reactions["exchanges"]:
+        printer.write(f"#{report['exchange']} {describe_reaction(report)}")
+    printer.write(f"reactions: {describe_summary(reactions['summary'])}")

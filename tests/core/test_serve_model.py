@@ -25,7 +25,7 @@ READS = [(0.1, frame("Grüß")), (0.25, frame(" 世界")), (0.3, FINAL)]
 
 def test_a_clean_capture_plays_each_read_at_its_time_then_closes() -> None:
     pb = playback_of(capture(READS, elapsed=0.31))
-    assert (pb.status, pb.head_at, pb.end, pb.end_at) == (200, 0.005, "close", 0.31)
+    assert (pb.status, pb.headers_at, pb.end, pb.end_at) == (200, 0.005, "close", 0.31)
     assert pb.writes == tuple(READS)
     assert pb.headers == (("content-type", "text/event-stream"),)  # transfer-encoding dropped
     assert pb.size == sum(len(d) for _, d in READS)
@@ -282,7 +282,7 @@ def test_paths_that_cannot_be_served_are_named(tmp_path: Path) -> None:
 def test_a_response_head_time_before_zero_is_read_as_zero() -> None:
     cap = capture(READS)
     cap.response = CaptureResponse(200, (), -1.0)
-    assert playback_of(cap).head_at == 0.0
+    assert playback_of(cap).headers_at == 0.0
 
 
 def test_a_har_file_serves_each_llm_exchange_with_its_read_times(tmp_path: Path) -> None:

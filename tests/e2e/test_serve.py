@@ -99,6 +99,7 @@ def test_every_client_receives_the_recorded_bytes_one_chunk_per_read(
         "ttft_ms": 0,
         "duration_ms": 0,
         "capture": None,
+        "faults": [],
         "served": str(path),
     }
 

@@ -35,6 +35,25 @@ def test_an_app_test_replays_committed_captures(streamscope_serve: ServeFixture)
     assert (served.outcome, Path(served.served or "").name) == ("completed", "demo-chat.sscap")
 
 
+def test_an_app_test_pins_how_its_client_takes_a_rate_limit(
+    streamscope_serve: ServeFixture,
+) -> None:
+    base_url = streamscope_serve(
+        "serve_captures", speed=None, loop=True, faults="http=429:retry-after=0/next"
+    )
+    client = openai.OpenAI(base_url=base_url, api_key="unused", max_retries=1)
+    stream = client.chat.completions.create(model="demo", messages=HI, stream=True)
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert len(text) == 634  # (the retry got the recorded answer)
+    [report] = streamscope_serve.reactions()["exchanges"]
+    assert (report["fault"], report["retries"], report["retry_after_honoured"]) == (
+        "http=429:retry-after=0",
+        1,
+        True,
+    )
+    assert [x.status for x in streamscope_serve.wait_for(2)] == [429, 200]
+
+
 def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     return subprocess.run(

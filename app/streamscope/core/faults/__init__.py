@@ -28,7 +28,13 @@ Imports only :mod:`streamscope.core.wire` (frames, dialects); the tap and ``serv
 from streamscope.core.faults.apply import apply
 from streamscope.core.faults.frames import BodyFrames, body_frames
 from streamscope.core.faults.playback import AppliedFault, End, Playback, Write
-from streamscope.core.faults.reaction import RETRY_WINDOW, ObservedExchange, client_reactions
+from streamscope.core.faults.reaction import (
+    RETRY_WINDOW,
+    ObservedExchange,
+    client_reactions,
+    describe_reaction,
+    describe_summary,
+)
 from streamscope.core.faults.spec import (
     Cadence,
     Fault,
@@ -54,5 +60,7 @@ __all__ = [
     "apply",
     "body_frames",
     "client_reactions",
+    "describe_reaction",
+    "describe_summary",
     "parse_fault_spec",
 ]

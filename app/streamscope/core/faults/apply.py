@@ -128,6 +128,7 @@ def apply(
         headers_at=state.headers_at,
         end_at=state.end_at,
         faults=tuple(done[f] for f in faults),
+        dialect=playback.dialect,
     )
 
 

@@ -72,7 +72,9 @@ class AppliedFault:
 class Playback:
     """A response to play: see the module docstring."""
 
-    status: int
+    status: int | None
+    """``None``: no head is written at all (a recording with no response: the connection is
+    dropped, or stalls, with nothing sent)."""
     headers: tuple[tuple[str, str], ...]
     writes: tuple[Write, ...]
     end: End = "close"
@@ -82,6 +84,20 @@ class Playback:
     """When the end happens (``None``: right after the last write)."""
     faults: tuple[AppliedFault, ...] = ()
     """The faults scheduled for this request, in the spec's order (applied or not)."""
+    dialect: str = "auto"
+    """The recording's dialect (the faults that write a dialect's frames need it)."""
+
+    @property
+    def ends_at(self) -> float:
+        """When the end happens: ``end_at``, else the last write's time (or the head's)."""
+        if self.end_at is not None:
+            return self.end_at
+        return self.writes[-1].at if self.writes else self.headers_at
+
+    @property
+    def size(self) -> int:
+        """Body bytes written, all writes together."""
+        return sum(len(w.data) for w in self.writes)
 
     @property
     def body(self) -> bytes:

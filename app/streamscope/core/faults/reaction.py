@@ -39,7 +39,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RETRY_WINDOW", "ObservedExchange", "client_reactions"]
+__all__ = [
+    "RETRY_WINDOW",
+    "ObservedExchange",
+    "client_reactions",
+    "describe_reaction",
+    "describe_summary",
+]
 
 RETRY_WINDOW = 60.0
 """Seconds between two attempts with the same body, at most, for the second to be a retry."""
@@ -150,3 +156,64 @@ def _summary(reports: list[dict[str, Any]]) -> dict[str, Any]:
         "retry_after_ignored": sum(r["retry_after_honoured"] is False for r in reports),
         "finished_as_if_whole": sum(r["finished_as_if_whole"] is True for r in reports),
     }
+
+
+def _secs(value: float) -> str:
+    return f"{value:.1f} s" if value < 100 else f"{value:.0f} s"
+
+
+def describe_reaction(report: Mapping[str, Any]) -> str:
+    """One chain's report (:func:`client_reactions`) in a sentence, for people: the CLI's
+    closing lines, the Tapped row's tooltip, the inspector's header.
+
+    ``"http=429:retry-after=1 → read to the end and retried 2× after 1.0 s, 2.1 s
+    (Retry-After 1 s honoured)"``, ``"stall@frame:3=30 → still reading after 12.0 s and did
+    not retry"``, ``"cut@frame:5 → read to the end and did not retry"`` ("the end": the
+    server's, a cut here), ``"drop-terminal → read to the end and did not retry: finished as
+    if whole"``."""
+    parts: list[str] = []
+    closed, still = report.get("closed_after"), report.get("still_open_after")
+    if still is not None:
+        parts.append(f"still reading after {_secs(still)}")
+    elif closed is not None:
+        parts.append(
+            f"closed {_secs(-closed)} before the fault struck"
+            if closed < 0
+            else f"closed its side {_secs(closed)} after the fault"
+        )
+    elif report.get("read_to_end") and "http" not in report.get("kinds", ()):
+        parts.append("read to the end")
+    retries = int(report.get("retries") or 0)
+    if retries:
+        gaps = ", ".join(_secs(i) for i in report.get("intervals") or ())
+        parts.append(f"retried {retries}× after {gaps}")
+    else:
+        parts.append("did not retry")
+    text = " and ".join(parts)
+    after, honoured = report.get("retry_after"), report.get("retry_after_honoured")
+    if after is not None and honoured is not None:
+        text += f" (Retry-After {after:g} s {'honoured' if honoured else 'not honoured'})"
+    if report.get("finished_as_if_whole"):
+        text += ": finished as if whole"
+    return f"{report.get('fault')} → {text}"
+
+
+def describe_summary(summary: Mapping[str, Any]) -> str:
+    """The summary (:func:`client_reactions`) in a line: ``"3 faulted exchanges (cut 1,
+    http 2): 1 retried (4 retries), 1 still reading, …"``."""
+    n = int(summary.get("faulted") or 0)
+    if not n:
+        return "no faulted exchange"
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted((summary.get("by_kind") or {}).items()))
+    bits = [f"{summary.get('retried', 0)} retried ({summary.get('retries', 0)} retries)"]
+    for key, words in (
+        ("still_open", "still reading"),
+        ("closed", "closed early"),
+        ("read_to_end", "read to the end"),
+        ("retry_after_honoured", "honoured Retry-After"),
+        ("retry_after_ignored", "ignored Retry-After"),
+        ("finished_as_if_whole", "finished as if whole"),
+    ):
+        if summary.get(key):
+            bits.append(f"{summary[key]} {words}")
+    return f"{n} faulted exchange{'s' if n != 1 else ''} ({kinds}): " + ", ".join(bits)

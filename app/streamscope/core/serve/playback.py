@@ -1,5 +1,6 @@
 """A recorded exchange as what the server does: when it writes the head, each write with its
-offset from the request's arrival, and how the answer ends (:class:`Playback`).
+offset from the request's arrival, and how the answer ends — a
+:class:`~streamscope.core.faults.playback.Playback`, the one type the faults transform too.
 
 :func:`playback_of` is the one place that turns a capture into a playback; the serving loop
 (:mod:`.exchange`) only carries a playback out. A layer that changes what is served (a fault
@@ -30,14 +31,11 @@ with a character that is not one byte of Latin-1, as header values are sent) is 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
 
 from streamscope.core.capture.format import Capture
+from streamscope.core.faults.playback import End, Playback, Write
 
-__all__ = ["DROPPED_HEADERS", "EndAction", "Playback", "playback_of"]
-
-EndAction = Literal["close", "cut", "stall"]
+__all__ = ["DROPPED_HEADERS", "Playback", "playback_of"]
 
 DROPPED_HEADERS = frozenset(
     {
@@ -63,31 +61,6 @@ _CLOSE_KINDS = frozenset({"eof", "http_error", "not_a_stream"})
 _CUT_KINDS = frozenset({"broken", "connect_error"})
 
 
-@dataclass(frozen=True, slots=True)
-class Playback:
-    """What the server does for one request; offsets are seconds from the request's arrival
-    at the recorded speed (the server divides them by its speed).
-
-    ``status`` ``None``: no head is written (the recording had no response). ``writes``: each
-    recorded read, one write each, in order. ``end``: ``close`` ends the body at ``end_at``,
-    ``cut`` drops the connection after the last write (at ``end_at``), ``stall`` writes nothing
-    more and keeps the connection open until the client hangs up. ``dialect`` is the capture's
-    (a fault that writes a dialect's frames needs it)."""
-
-    status: int | None
-    headers: tuple[tuple[str, str], ...]
-    head_at: float
-    writes: tuple[tuple[float, bytes], ...]
-    end: EndAction
-    end_at: float
-    dialect: str = "auto"
-
-    @property
-    def size(self) -> int:
-        """Body bytes written, all writes together."""
-        return sum(len(data) for _, data in self.writes)
-
-
 def playback_of(capture: Capture) -> Playback:
     """The playback of a recorded exchange (see the module docstring)."""
     end = capture.end
@@ -96,8 +69,8 @@ def playback_of(capture: Capture) -> Playback:
     writes = [(max(t, 0.0), data) for t, data in capture.reads if data]
     if response is None:
         last = end.elapsed if end is not None and end.elapsed is not None else 0.0
-        action: EndAction = "cut" if kind in _CUT_KINDS or kind == "eof" else "stall"
-        return Playback(None, (), 0.0, (), action, max(last, 0.0), capture.dialect)
+        action: End = "cut" if kind in _CUT_KINDS or kind == "eof" else "stall"
+        return Playback(None, (), (), action, 0.0, max(last, 0.0), dialect=capture.dialect)
     head_at = max(response.t, 0.0)
     if not writes and end is not None and end.body and kind in ("http_error", "not_a_stream"):
         writes = [(head_at, end.body)]  # (an error body is kept in the end record, not as reads)
@@ -118,11 +91,11 @@ def playback_of(capture: Capture) -> Playback:
     return Playback(
         response.status,
         served_headers(response.headers, size if action == "close" else None),
-        head_at,
-        tuple(writes),
+        tuple(Write(t, data) for t, data in writes),
         action,
+        head_at,
         end_at,
-        capture.dialect,
+        dialect=capture.dialect,
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import h11
 
-from streamscope.core.serve.playback import Playback
+from streamscope.core.faults.playback import Playback
 from streamscope.core.serve.report import Ending
 
 __all__ = ["PlaybackRun", "status_phrase"]
@@ -80,10 +80,10 @@ class PlaybackRun:
         if pb.status is None:  # no response was recorded
             if pb.end == "stall":
                 await loop.create_future()
-            await self._until(pb.end_at)
+            await self._until(pb.ends_at)
             self.writer.transport.abort()
             return "cut"
-        await self._until(pb.head_at)
+        await self._until(pb.headers_at)
         headers = [(name.encode("ascii"), value.encode("latin-1")) for name, value in pb.headers]
         head = h11.Response(status_code=pb.status, headers=headers, reason=status_phrase(pb.status))
         await self._out(send(head))
@@ -100,7 +100,7 @@ class PlaybackRun:
             if not bodiless:
                 await self._out(send(h11.Data(data=data)))
                 self.sent.append((loop.time() - self.arrived, data))
-        await self._until(pb.end_at)
+        await self._until(pb.ends_at)
         if pb.end == "close":
             await self._out(send(h11.EndOfMessage()))
             return "close"

@@ -43,11 +43,15 @@ class ServedExchange:
     ttft_ms: float | None
     duration_ms: float
     served: str | None
+    faults: tuple[dict[str, Any], ...] = ()
+    """The faults scheduled for this request (``--fault``), applied or not, as
+    :meth:`~streamscope.core.faults.AppliedFault.describe` says them."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON line: ``{"id", "method", "path", "status", "outcome", "reason",
-        "dialect", "frames", "bytes", "ttft_ms", "duration_ms", "capture", "served"}``
-        (``capture`` is always ``null``: serve records nothing)."""
+        "dialect", "frames", "bytes", "ttft_ms", "duration_ms", "capture", "faults",
+        "served"}`` (``capture`` is always ``null``: serve records nothing; ``faults`` is
+        ``[]`` when none was scheduled)."""
         return {
             "id": self.id,
             "method": self.method,
@@ -61,6 +65,7 @@ class ServedExchange:
             "ttft_ms": self.ttft_ms,
             "duration_ms": self.duration_ms,
             "capture": None,
+            "faults": list(self.faults),
             "served": self.served,
         }
 

@@ -23,7 +23,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
+from streamscope.core.faults import FaultSpec, parse_fault_spec
 from streamscope.core.serve.exchange import ExchangeListener, ServeApp, Transform
 from streamscope.core.serve.library import Recorded, load_recordings
 from streamscope.core.serve.matching import VOLATILE_FIELDS, Matcher, MatchMode
@@ -60,8 +62,11 @@ class ServeServer:
     ``speed``: ``1.0`` the recorded timing, ``10.0`` ten times faster, ``None`` no waits.
     ``match``: ``"order"`` or ``"request"`` (:mod:`.matching`); ``loop``: start again after
     the last; ``ignore``: the body fields ``request`` matching leaves out. ``transform``: a
-    function that changes each playback before it is served (faults). ``listener``: told of
-    each finished exchange (:class:`~.report.ServedExchange`), on the server's thread."""
+    function that changes each playback before it is served. ``faults``: a fault spec
+    (text, validated here: :class:`~streamscope.core.faults.FaultSpecError`, or parsed)
+    applied on its cadence; :meth:`reactions` says how the clients took them.
+    ``listener``: told of each finished exchange (:class:`~.report.ServedExchange`), on the
+    server's thread."""
 
     def __init__(
         self,
@@ -75,11 +80,15 @@ class ServeServer:
         loop: bool = False,
         ignore: frozenset[str] = VOLATILE_FIELDS,
         transform: Transform | None = None,
+        faults: str | FaultSpec | None = None,
         listener: ExchangeListener | None = None,
     ) -> None:
+        spec = parse_fault_spec(faults) if isinstance(faults, str) else faults
         self.recordings = list(recordings) if recordings is not None else load_recordings(paths)
         self.matcher = Matcher(self.recordings, match, loop=loop, ignore=ignore)
-        self.app = ServeApp(self.matcher, speed=speed, transform=transform, listener=listener)
+        self.app = ServeApp(
+            self.matcher, speed=speed, transform=transform, faults=spec, listener=listener
+        )
         self.host = host
         self.port = port
         self._sock: socket.socket | None = None
@@ -110,6 +119,23 @@ class ServeServer:
             self._sock = bind_nodelay(self.host, self.port)
             self.port = self._sock.getsockname()[1]
         return self._sock
+
+    def reactions(self, now: float | None = None) -> dict[str, Any]:
+        """How the clients reacted to the faults served so far: ``{"exchanges": [...],
+        "summary": {...}}`` (:func:`~streamscope.core.faults.client_reactions`; ``now`` on
+        ``time.monotonic()``'s clock, default now)."""
+        return self.app.reactions(now)
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Wait until no exchange is being answered (each has ended, on either side): a
+        client that has just raised may not have been seen to close yet. ``False`` when
+        one still is after ``timeout`` seconds (a client still reading a stall)."""
+        deadline = time.monotonic() + timeout
+        while self.app.answering():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
 
     # -- in a thread -------------------------------------------------------------------------
 
@@ -214,6 +240,7 @@ def serve_captures(
     port: int = 0,
     ignore: frozenset[str] = VOLATILE_FIELDS,
     transform: Transform | None = None,
+    faults: str | FaultSpec | None = None,
     listener: ExchangeListener | None = None,
 ) -> Iterator[str]:
     """Serve the recorded exchanges under ``paths`` from a thread; yields the base URL and
@@ -230,6 +257,7 @@ def serve_captures(
         loop=loop,
         ignore=ignore,
         transform=transform,
+        faults=faults,
         listener=listener,
     )
     with server:
