@@ -20,22 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import itertools
-import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from typing import Any
 
 import h11
 import orjson
 
-from streamscope.core.faults import FaultSpec, ObservedExchange, apply, client_reactions
-from streamscope.core.faults.playback import Playback, Write
+from streamscope.core.faults import FaultSpec, apply
+from streamscope.core.faults.playback import Playback
 from streamscope.core.redact import redact_url
 from streamscope.core.serve.matching import NO_MATCH_STATUS, Matcher, NoMatch
+from streamscope.core.serve.observing import Observations, scaled
 from streamscope.core.serve.playing import PlaybackRun, status_phrase
 from streamscope.core.serve.report import Ending, ServedExchange, judge_in_thread
 from streamscope.core.wire.sizes import format_bytes
@@ -76,8 +73,7 @@ class ServeApp:
         self.transform = transform
         self.faults = faults
         self.listener = listener
-        self._observed: dict[int, _Observed] = {}
-        self._observed_lock = threading.Lock()
+        self.observed = Observations()
         self.stopping = False
         self._ids = itertools.count(1)
         self._open: set[asyncio.Task[Any]] = set()
@@ -132,81 +128,8 @@ class ServeApp:
             playback = self.transform(playback, xid)
         if self.faults is None:
             return playback, self.speed
-        playback = _scaled(playback, 0.0 if self.speed is None else 1.0 / self.speed)
+        playback = scaled(playback, 0.0 if self.speed is None else 1.0 / self.speed)
         return apply(self.faults, playback, playback.dialect, xid), 1.0
-
-    def observe(self, xid: int, arrived: float, body: bytes, faults: list[dict[str, Any]]) -> None:
-        """Note a request as it is answered (for the reactions)."""
-        digest = hashlib.sha256(body).hexdigest()
-        with self._observed_lock:
-            self._observed[xid] = _Observed(str(xid), arrived, digest, faults)
-
-    def observe_end(self, xid: int, ending: Ending, at: float) -> None:
-        """Note how an exchange ended: the server's end (a close or a cut) or the client's."""
-        with self._observed_lock:
-            seen = self._observed.get(xid)
-            if seen is None:
-                return
-            if ending in ("close", "cut"):
-                seen.server_ended = at
-            elif ending == "client_closed":
-                seen.client_closed = at
-            else:
-                seen.stopped = True
-
-    def answering(self) -> int:
-        """How many exchanges are still being answered (neither side has ended them)."""
-        with self._observed_lock:
-            return sum(
-                o.server_ended is None and o.client_closed is None and not o.stopped
-                for o in self._observed.values()
-            )
-
-    def reactions(self, now: float | None = None) -> dict[str, Any]:
-        """How the clients reacted to the faults served so far
-        (:func:`~streamscope.core.faults.client_reactions`), ``now`` on the loop's clock
-        (``time.monotonic()``; default: now)."""
-        with self._observed_lock:
-            observed = [
-                ObservedExchange(
-                    o.id, o.arrived, o.body_hash, o.faults, o.server_ended, o.client_closed
-                )
-                for o in self._observed.values()
-            ]
-        return client_reactions(observed, now=time.monotonic() if now is None else now)
-
-
-class _Observed:
-    """One exchange as the server saw it (mutable while it runs)."""
-
-    __slots__ = (
-        "arrived",
-        "body_hash",
-        "client_closed",
-        "faults",
-        "id",
-        "server_ended",
-        "stopped",
-    )
-
-    def __init__(self, id: str, arrived: float, body_hash: str, faults: list[dict[str, Any]]):
-        self.id = id
-        self.arrived = arrived
-        self.body_hash = body_hash
-        self.faults = faults
-        self.server_ended: float | None = None
-        self.client_closed: float | None = None
-        self.stopped = False
-
-
-def _scaled(playback: Playback, factor: float) -> Playback:
-    """``playback`` with every time multiplied by ``factor``."""
-    return replace(
-        playback,
-        writes=tuple(Write(w.at * factor, w.data) for w in playback.writes),
-        headers_at=playback.headers_at * factor,
-        end_at=None if playback.end_at is None else playback.end_at * factor,
-    )
 
 
 class _Connection:
@@ -328,12 +251,12 @@ class _Connection:
         path = target.split("?", 1)[0] or "/"
         picked = self.app.matcher.pick(method, path, body)
         if isinstance(picked, NoMatch):
-            self.app.observe(xid, arrived, body, [])
+            self.app.observed.start(xid, arrived, body, [])
             self._no_match(picked, method, target, xid, arrived)
-            self.app.observe_end(xid, "close", self.loop.time())
+            self.app.observed.end(xid, "close", self.loop.time())
             return
         playback, speed = self.app.prepare(picked.playback, xid)
-        self.app.observe(xid, arrived, body, playback.describe())
+        self.app.observed.start(xid, arrived, body, playback.describe())
         run = PlaybackRun(
             playback,
             arrived,
@@ -346,7 +269,7 @@ class _Connection:
         try:
             ending = await self._watching(run.play())
         finally:
-            self.app.observe_end(xid, ending, self.loop.time())
+            self.app.observed.end(xid, ending, self.loop.time())
             if self.app.listener is not None:
                 self._report(run, ending, xid, method, target, picked.source, picked.capture)
 

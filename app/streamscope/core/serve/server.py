@@ -124,14 +124,14 @@ class ServeServer:
         """How the clients reacted to the faults served so far: ``{"exchanges": [...],
         "summary": {...}}`` (:func:`~streamscope.core.faults.client_reactions`; ``now`` on
         ``time.monotonic()``'s clock, default now)."""
-        return self.app.reactions(now)
+        return self.app.observed.reactions(now)
 
     def wait_idle(self, timeout: float = 5.0) -> bool:
         """Wait until no exchange is being answered (each has ended, on either side): a
         client that has just raised may not have been seen to close yet. ``False`` when
         one still is after ``timeout`` seconds (a client still reading a stall)."""
         deadline = time.monotonic() + timeout
-        while self.app.answering():
+        while self.app.observed.answering():
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.01)
