@@ -12,6 +12,8 @@ then transform each response before writing it, and record what was done.
 - :mod:`.frames` and :mod:`.shapes` — the body's frames as the Frames tab numbers them (core's
   decoders), the terminal frame (core's dialect parsers), each dialect's error frame and error
   body.
+- :mod:`.live` and :mod:`.live_frames` — :class:`~.live.LiveFaults`: the same faults on a live
+  stream, read by read (the tap), frames numbered as in the recording.
 - :mod:`.reaction` — :func:`client_reactions`: what the client did after each fault (closed,
   kept reading, retried and how soon, honoured ``Retry-After``), from what the server saw.
 
