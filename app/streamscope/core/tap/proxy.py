@@ -8,6 +8,14 @@ decoded bytes when upstream compressed them — recorded as a ``.sscap`` capture
 untouched and never reach a file. A listener (the CLI, the window) is told of each exchange as
 it starts (it may watch it with a :class:`TurnObserver`) and when it ends
 (:class:`ExchangeResult`).
+
+An exchange's outcome is the one ``streamscope send`` gives the same bytes, and the capture
+says what decided it, so that replaying it gives that outcome again: a request that asked
+for a stream (:func:`asks_for_stream`) answered with a body that is none is ``error``, with
+the body kept as the chat's client keeps it (the capture's end, not its reads); a line over
+the cap ends the turn there (the capture ends ``protocol_error``, as a chat turn's does)
+although the bytes keep flowing to the client; and a client hanging up once the stream has
+said how it ends — its terminal signal, or an error — does not make it ``cancelled``.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
+import orjson
 from httpx._decoders import SUPPORTED_DECODERS, ContentDecoder
 
 from streamscope.core.capture.files import CaptureStore
@@ -41,6 +50,7 @@ __all__ = [
     "TapExchange",
     "TapListener",
     "TapRecorder",
+    "asks_for_stream",
     "upstream_url",
 ]
 
@@ -104,6 +114,25 @@ class TapListener(Protocol):
     def exchange_finished(self, result: ExchangeResult) -> None:
         """The exchange ended (any outcome); its capture may still be being written."""
         ...
+
+
+def asks_for_stream(path: str, query: str, body: bytes) -> bool:
+    """Whether a request asked for a streamed answer, as the dialects ask for one: a JSON
+    body with ``"stream": true`` (OpenAI, Anthropic, Responses); Gemini's
+    ``:streamGenerateContent?alt=sse``; Ollama's ``/api/chat`` and ``/api/generate``, which
+    stream unless the body says ``"stream": false``. (A models listing, a ``"stream": false``
+    completion: not.)"""
+    if path.endswith(":streamGenerateContent"):
+        return "alt=sse" in query.split("&")
+    try:
+        doc = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return False
+    if not isinstance(doc, dict):
+        return False
+    if path.endswith(("/api/chat", "/api/generate")):
+        return doc.get("stream", True) is True
+    return doc.get("stream") is True
 
 
 # -- the recorder -----------------------------------------------------------------------------
@@ -191,7 +220,7 @@ class TapRecorder:
             capture_path = self.captures.path(capture_id)
         shown_path = redact_url(path + (f"?{query}" if query else ""))
         exchange = TapExchange(xid, method, shown_path, url, joined, body, capture_path, t0, spec)
-        run = self._runs[xid] = _Run(self, exchange, t0)
+        run = self._runs[xid] = _Run(self, exchange, t0, asks_for_stream(path, query, body))
         if self.captures is not None and capture_id is not None:
             run.capture_id = capture_id
             password = self.tls.proxy.password  # (an upstream proxy's, masked too)
@@ -215,8 +244,11 @@ def _complete(store: CaptureStore, capture_id: str) -> None:
 class _Run:
     """One exchange while it runs: feeds the pipeline, tells the observers."""
 
-    def __init__(self, app: TapRecorder, exchange: TapExchange, t0: float) -> None:
+    def __init__(
+        self, app: TapRecorder, exchange: TapExchange, t0: float, wants_stream: bool = False
+    ) -> None:
         self.app = app
+        self.wants_stream = wants_stream
         self.exchange = exchange
         self.t0 = t0
         self.recorder: CaptureRecorder | None = None
@@ -228,7 +260,8 @@ class _Run:
         self.wire_bytes = 0
         self.frames = 0
         self.decoder: ContentDecoder | None = None
-        self.error_body = bytearray()
+        self.error_body = bytearray()  # (an HTTP error's, or a body that should be a stream)
+        self.protocol_error: str | None = None  # the line cap broke: the turn ended there
         self._head: tuple[int, list[tuple[str, str]], float] | None = None
         self._base = StreamEnd("eof")
         self._content_type: str | None = None
@@ -250,6 +283,14 @@ class _Run:
             "eof", status=status, headers=dict(joined), content_type=content_type
         )
         self._streaming = False if status >= 400 else None
+
+    @property
+    def _kept_whole(self) -> bool:
+        """The body is kept as the chat's client keeps it (bounded, in the end record, not
+        read as a stream): an HTTP error's, or a streaming request's answer that is none."""
+        return self.status is not None and (
+            self.status >= 400 or (self._streaming is False and self.wants_stream)
+        )
 
     def read(self, chunk: bytes, t: float) -> None:
         self._tell_head()
@@ -277,10 +318,18 @@ class _Run:
             tail = self._decode(b"", final=True)
             if tail:
                 self._take(tail, t, bool(streaming))
-            if self.status >= 400:
-                end = replace(_with(self._base, "http_error", elapsed), body=bytes(self.error_body))
+        if streaming is None and self.wants_stream and self.status < 400:
+            # no body byte came: what the chat's client makes of an empty body
+            streaming = self._streaming = classify_content_type(self._content_type, b"")[0]
+        if self._kept_whole:
+            # (as the chat's client, which reads such a body to its end or its break)
+            what: EndKind = "http_error" if self.status >= 400 else "not_a_stream"
+            if kind == "eof" or what == "not_a_stream":
+                end = replace(_with(self._base, what, elapsed), body=bytes(self.error_body))
             else:
-                end = _with(self._base, "eof", elapsed)
+                end = _with(self._base, kind, elapsed, detail)
+        elif kind == "eof":
+            end = _with(self._base, "eof", elapsed)
         else:
             end = _with(self._base, kind, elapsed, detail)
         self._finish(end, t, streaming)
@@ -322,7 +371,7 @@ class _Run:
             )
 
     def _take(self, data: bytes, t: float, streaming: bool | None) -> None:
-        if self.status is not None and self.status >= 400:
+        if self._kept_whole:
             room = MAX_ERROR_BODY - len(self.error_body)
             if room > 0:
                 self.error_body += data[:room]
@@ -331,6 +380,8 @@ class _Run:
         if streaming and self.pipeline is not None:
             update = self.pipeline.feed(data, t)
             self.frames += len(update.frames)
+            if update.protocol_error and self.protocol_error is None:
+                self.protocol_error = update.protocol_error
             self.observer.progressed(update, t)
 
     def _finish(self, end: StreamEnd, now: float, streaming: bool | None = None) -> None:
@@ -338,8 +389,8 @@ class _Run:
         self._tell_head()
         obs = self.observer
         pipe = self.pipeline
-        if end.kind == "cancelled" and pipe is not None and pipe.assembler.terminal_signal:
-            end = replace(end, kind="eof")  # SDKs hang up once the terminal signal is in
+        if pipe is not None:
+            end = _said(end, pipe, self.protocol_error)
         if pipe is None and (streaming is None or not streaming) and end.kind in ("eof",):
             turn = self._plain_turn(end, now)
         else:
@@ -429,6 +480,19 @@ class _Run:
             duration_ms=round((now - self.t0) * 1000, 1),
             turn=turn,
         )
+
+
+def _said(end: StreamEnd, pipe: StreamPipeline, protocol_error: str | None) -> StreamEnd:
+    """How the stream ended by what it said, not by who closed first: a line over the cap
+    ended it there (the chat's client stops reading at it); a client (an SDK) hangs up once
+    the terminal signal or an in-stream error is in — the stream had ended for it."""
+    if protocol_error is not None and end.kind != "protocol_error":
+        return replace(end, kind="protocol_error", detail=protocol_error)
+    if end.kind == "cancelled" and (
+        pipe.assembler.terminal_signal is not None or pipe.snapshot().server_error is not None
+    ):
+        return replace(end, kind="eof")
+    return end
 
 
 def _scrubber(exchange: TapExchange) -> Scrubber:
