@@ -18,7 +18,8 @@ from streamscope.core.capture.format import Capture, read_capture
 from streamscope.core.capture.replay import replay_capture
 from streamscope.core.net.connect_errors import describe_connect_error
 from streamscope.core.tap.accept_guard import AcceptReport, GuardedListener, guard_accepts
-from streamscope.core.tap.proxy import ExchangeResult, TapExchange, TapRecorder, asks_for_stream
+from streamscope.core.tap.decide import asks_for_stream
+from streamscope.core.tap.proxy import ExchangeResult, TapExchange, TapRecorder
 from streamscope.core.tap.server import ListenError, TapServer, listen_error
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
@@ -181,18 +182,21 @@ def test_a_plain_answer_to_a_request_that_asked_for_none_is_still_completed() ->
 
 
 def test_which_requests_ask_for_a_stream() -> None:
+    def asks(path: str, body: bytes) -> bool:
+        return asks_for_stream("https://up.test/api" + path, body)
+
     assert [
-        asks_for_stream(CHAT, "", b'{"stream":true}'),
-        asks_for_stream(CHAT, "", b'{"stream":false}'),
-        asks_for_stream(CHAT, "", b"{}"),
-        asks_for_stream("/v1/models", "", b""),
-        asks_for_stream(CHAT, "", b"not json"),
-        asks_for_stream("/v1beta/models/g:streamGenerateContent", "alt=sse&key=k", b"{}"),
-        asks_for_stream("/v1beta/models/g:streamGenerateContent", "", b"{}"),
-        asks_for_stream("/v1beta/models/g:generateContent", "alt=sse", b"{}"),
-        asks_for_stream("/api/chat", "", b'{"model":"m"}'),
-        asks_for_stream("/api/chat", "", b'{"model":"m","stream":false}'),
-        asks_for_stream("/api/generate", "", b'{"model":"m"}'),
+        asks(CHAT, b'{"stream":true}'),
+        asks(CHAT, b'{"stream":false}'),
+        asks(CHAT, b"{}"),
+        asks("/v1/models", b""),
+        asks(CHAT, b"not json"),
+        asks("/v1beta/models/g:streamGenerateContent?alt=sse&key=k", b"{}"),
+        asks("/v1beta/models/g:streamGenerateContent", b"{}"),
+        asks("/v1beta/models/g:generateContent?alt=sse", b"{}"),
+        asks("/api/chat", b'{"model":"m"}'),
+        asks("/api/chat", b'{"model":"m","stream":false}'),
+        asks("/api/generate", b'{"model":"m"}'),
     ] == [True, False, False, False, False, True, False, False, True, False, True]
 
 

@@ -8,14 +8,7 @@ decoded bytes when upstream compressed them — recorded as a ``.sscap`` capture
 untouched and never reach a file. A listener (the CLI, the window) is told of each exchange as
 it starts (it may watch it with a :class:`TurnObserver`) and when it ends
 (:class:`ExchangeResult`).
-
-An exchange's outcome is the one ``streamscope send`` gives the same bytes, and the capture
-says what decided it, so that replaying it gives that outcome again: a request that asked
-for a stream (:func:`asks_for_stream`) answered with a body that is none is ``error``, with
-the body kept as the chat's client keeps it (the capture's end, not its reads); a line over
-the cap ends the turn there (the capture ends ``protocol_error``, as a chat turn's does)
-although the bytes keep flowing to the client; and a client hanging up once the stream has
-said how it ends — its terminal signal, or an error — does not make it ``cancelled``.
+Its outcome is the one ``streamscope send`` gives the same bytes (:mod:`.decide`).
 """
 
 from __future__ import annotations
@@ -27,7 +20,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
-import orjson
 from httpx._decoders import SUPPORTED_DECODERS, ContentDecoder
 
 from streamscope.core.capture.files import CaptureStore
@@ -35,10 +27,11 @@ from streamscope.core.capture.recorder import CaptureRecorder
 from streamscope.core.net.client import MAX_ERROR_BODY
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.redact import Scrubber, redact_url
+from streamscope.core.tap.decide import asks_for_stream, plain_turn, said_end
 from streamscope.core.tap.forward import HOP_BY_HOP, upstream_url
 from streamscope.core.turn.model import Timings, Turn
 from streamscope.core.turn.observer import MultiObserver, TurnObserver
-from streamscope.core.turn.outcome import EndKind, Outcome, StreamEnd
+from streamscope.core.turn.outcome import EndKind, StreamEnd
 from streamscope.core.turn.pipeline import MarkedFrame, StreamPipeline
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects.base import RequestSpec
@@ -50,7 +43,6 @@ __all__ = [
     "TapExchange",
     "TapListener",
     "TapRecorder",
-    "asks_for_stream",
     "upstream_url",
 ]
 
@@ -114,25 +106,6 @@ class TapListener(Protocol):
     def exchange_finished(self, result: ExchangeResult) -> None:
         """The exchange ended (any outcome); its capture may still be being written."""
         ...
-
-
-def asks_for_stream(path: str, query: str, body: bytes) -> bool:
-    """Whether a request asked for a streamed answer, as the dialects ask for one: a JSON
-    body with ``"stream": true`` (OpenAI, Anthropic, Responses); Gemini's
-    ``:streamGenerateContent?alt=sse``; Ollama's ``/api/chat`` and ``/api/generate``, which
-    stream unless the body says ``"stream": false``. (A models listing, a ``"stream": false``
-    completion: not.)"""
-    if path.endswith(":streamGenerateContent"):
-        return "alt=sse" in query.split("&")
-    try:
-        doc = orjson.loads(body) if body else None
-    except orjson.JSONDecodeError:
-        return False
-    if not isinstance(doc, dict):
-        return False
-    if path.endswith(("/api/chat", "/api/generate")):
-        return doc.get("stream", True) is True
-    return doc.get("stream") is True
 
 
 # -- the recorder -----------------------------------------------------------------------------
@@ -220,7 +193,7 @@ class TapRecorder:
             capture_path = self.captures.path(capture_id)
         shown_path = redact_url(path + (f"?{query}" if query else ""))
         exchange = TapExchange(xid, method, shown_path, url, joined, body, capture_path, t0, spec)
-        run = self._runs[xid] = _Run(self, exchange, t0, asks_for_stream(path, query, body))
+        run = self._runs[xid] = _Run(self, exchange, t0)
         if self.captures is not None and capture_id is not None:
             run.capture_id = capture_id
             password = self.tls.proxy.password  # (an upstream proxy's, masked too)
@@ -244,11 +217,9 @@ def _complete(store: CaptureStore, capture_id: str) -> None:
 class _Run:
     """One exchange while it runs: feeds the pipeline, tells the observers."""
 
-    def __init__(
-        self, app: TapRecorder, exchange: TapExchange, t0: float, wants_stream: bool = False
-    ) -> None:
+    def __init__(self, app: TapRecorder, exchange: TapExchange, t0: float) -> None:
         self.app = app
-        self.wants_stream = wants_stream
+        self.wants_stream = asks_for_stream(exchange.url, exchange.body)
         self.exchange = exchange
         self.t0 = t0
         self.recorder: CaptureRecorder | None = None
@@ -285,9 +256,8 @@ class _Run:
         self._streaming = False if status >= 400 else None
 
     @property
-    def _kept_whole(self) -> bool:
-        """The body is kept as the chat's client keeps it (bounded, in the end record, not
-        read as a stream): an HTTP error's, or a streaming request's answer that is none."""
+    def _kept_whole(self) -> bool:  # (bounded, for the end record: as the chat's client)
+        """An HTTP error's body, or a streaming request's answer that is no stream."""
         return self.status is not None and (
             self.status >= 400 or (self._streaming is False and self.wants_stream)
         )
@@ -321,15 +291,10 @@ class _Run:
         if streaming is None and self.wants_stream and self.status < 400:
             # no body byte came: what the chat's client makes of an empty body
             streaming = self._streaming = classify_content_type(self._content_type, b"")[0]
-        if self._kept_whole:
+        if self._kept_whole and (kind == "eof" or self.status < 400):
             # (as the chat's client, which reads such a body to its end or its break)
             what: EndKind = "http_error" if self.status >= 400 else "not_a_stream"
-            if kind == "eof" or what == "not_a_stream":
-                end = replace(_with(self._base, what, elapsed), body=bytes(self.error_body))
-            else:
-                end = _with(self._base, kind, elapsed, detail)
-        elif kind == "eof":
-            end = _with(self._base, "eof", elapsed)
+            end = replace(_with(self._base, what, elapsed), body=bytes(self.error_body))
         else:
             end = _with(self._base, kind, elapsed, detail)
         self._finish(end, t, streaming)
@@ -390,9 +355,14 @@ class _Run:
         obs = self.observer
         pipe = self.pipeline
         if pipe is not None:
-            end = _said(end, pipe, self.protocol_error)
+            end = said_end(end, pipe, self.protocol_error)
         if pipe is None and (streaming is None or not streaming) and end.kind in ("eof",):
-            turn = self._plain_turn(end, now)
+            turn = plain_turn(
+                end,
+                self.status,
+                self.wire_bytes,
+                Timings(request_sent=self.t0, headers=self.headers_at, end=now),
+            )
         else:
             if pipe is None:
                 pipe = self.pipeline = StreamPipeline(
@@ -454,17 +424,6 @@ class _Run:
 
         recorder.done.add_done_callback(written)
 
-    def _plain_turn(self, end: StreamEnd, now: float) -> Turn:
-        """A non-streaming answer (``/v1/models``, a JSON completion): its outcome by status."""
-        ctype = end.content_type or "no content type"
-        return Turn(
-            outcome=Outcome.COMPLETED,
-            reason=f"HTTP {self.status}, not a stream ({ctype}, {self.wire_bytes} bytes)",
-            status=self.status,
-            bytes_received=self.wire_bytes,
-            timings=Timings(request_sent=self.t0, headers=self.headers_at, end=now),
-        )
-
     def _result(self, turn: Turn, now: float) -> ExchangeResult:
         scrub = self.recorder.scrubber if self.recorder is not None else _scrubber(self.exchange)
         ttft = turn.timings.ttft
@@ -480,19 +439,6 @@ class _Run:
             duration_ms=round((now - self.t0) * 1000, 1),
             turn=turn,
         )
-
-
-def _said(end: StreamEnd, pipe: StreamPipeline, protocol_error: str | None) -> StreamEnd:
-    """How the stream ended by what it said, not by who closed first: a line over the cap
-    ended it there (the chat's client stops reading at it); a client (an SDK) hangs up once
-    the terminal signal or an in-stream error is in — the stream had ended for it."""
-    if protocol_error is not None and end.kind != "protocol_error":
-        return replace(end, kind="protocol_error", detail=protocol_error)
-    if end.kind == "cancelled" and (
-        pipe.assembler.terminal_signal is not None or pipe.snapshot().server_error is not None
-    ):
-        return replace(end, kind="eof")
-    return end
 
 
 def _scrubber(exchange: TapExchange) -> Scrubber:
