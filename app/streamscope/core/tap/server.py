@@ -45,6 +45,7 @@ __all__ = [
     "bind_nodelay",
     "env_lines",
     "is_loopback",
+    "listen_error",
     "parse_listen",
 ]
 
