@@ -91,7 +91,7 @@ def run_tap(args: argparse.Namespace) -> int:
     )
     try:
         tap.bind()
-    except OSError as exc:
+    except OSError as exc:  # (a ListenError: in plain words)
         print(f"streamscope tap: cannot listen on {args.listen}: {exc}", file=sys.stderr)
         return EXIT_CANNOT_LISTEN
     lines = [

@@ -9,6 +9,8 @@ connection"::
     Timed out after 10 s connecting to 10.0.0.7:8000
     Could not connect to 127.0.0.1:8000: ProxyError: …
     No response from 127.0.0.1:8000: RemoteProtocolError: Server disconnected …
+    The server at 127.0.0.1:5432 answered something that is not HTTP (illegal status line: …)
+      — is that the right port?
 
 ``host:port`` is the URL's (the port the scheme implies when the URL has none).
 """
@@ -95,6 +97,12 @@ def describe_connect_error(
             or "no address associated" in low
         ):
             return f"Could not resolve host {httpx.URL(url).host!r} — check the base URL"
+    if isinstance(exc, httpx.RemoteProtocolError) and text and "disconnected" not in low:
+        # (h11 could not read the answer's head: a database, SSH, a TLS port …)
+        return (
+            f"The server at {where} answered something that is not HTTP ({text}) — is that "
+            "the right port?"
+        )
     what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     if isinstance(exc, httpx.ConnectError | httpx.ProxyError | OSError):
         return f"Could not connect to {where}: {what}"

@@ -39,6 +39,7 @@ import httpx
 import uvicorn
 
 from streamscope.core.net.client import http_client
+from streamscope.core.net.connect_errors import describe_connect_error
 from streamscope.core.net.env_proxy import NetworkSettingError
 from streamscope.core.net.options import TLSOptions
 
@@ -233,7 +234,9 @@ class Forwarder:
             raise
         except (httpx.HTTPError, NetworkSettingError) as exc:
             detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
-            await _bad_gateway(send, f"streamscope tap: upstream unreachable: {detail}\n")
+            if isinstance(exc, httpx.HTTPError):  # (the chat's words: "Connection refused by …")
+                detail = describe_connect_error(exc, upstream_url(self.upstream, path, query))
+            await _bad_gateway(send, f"streamscope tap: {detail}\n")
             emit(("end", xid, "connect_error", detail, time.monotonic(), self.stopping))
             return
         try:

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from streamscope.core.net.messages import pack, receive_blocking
+from streamscope.core.tap.accept_guard import guard_accepts
 from streamscope.core.tap.forward import BACKLOG_LIMIT, Forwarder, make_uvicorn
 
 __all__ = ["Sender", "forwarder_main"]
@@ -101,6 +102,7 @@ async def _serve_child(control: socket.socket, listener: socket.socket) -> None:
         return
     _kind, upstream, tls, log_config = config
     loop = asyncio.get_running_loop()
+    listener = guard_accepts(loop, listener)  # (out of descriptors: said once, not per try)
     sender = Sender(control, loop)
     app = Forwarder(upstream, sender.emit, tls=tls, backlog=sender.backlog, drain=sender.drain)
     server = make_uvicorn(app, log_config=log_config)

@@ -8,6 +8,7 @@ decoded bytes when upstream compressed them — recorded as a ``.sscap`` capture
 untouched and never reach a file. A listener (the CLI, the window) is told of each exchange as
 it starts (it may watch it with a :class:`TurnObserver`) and when it ends
 (:class:`ExchangeResult`).
+Its outcome is the one ``streamscope send`` gives the same bytes (:mod:`.decide`).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from streamscope.core.capture.recorder import CaptureRecorder
 from streamscope.core.net.client import MAX_ERROR_BODY
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.redact import Scrubber, redact_url
+from streamscope.core.tap.decide import asks_for_stream, plain_turn, said_end
 from streamscope.core.tap.forward import HOP_BY_HOP, upstream_url
 from streamscope.core.turn.model import Timings, Turn
 from streamscope.core.turn.observer import MultiObserver, TurnObserver
-from streamscope.core.turn.outcome import EndKind, Outcome, StreamEnd
+from streamscope.core.turn.outcome import EndKind, StreamEnd
 from streamscope.core.turn.pipeline import MarkedFrame, StreamPipeline
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects.base import RequestSpec
@@ -217,6 +219,7 @@ class _Run:
 
     def __init__(self, app: TapRecorder, exchange: TapExchange, t0: float) -> None:
         self.app = app
+        self.wants_stream = asks_for_stream(exchange.url, exchange.body)
         self.exchange = exchange
         self.t0 = t0
         self.recorder: CaptureRecorder | None = None
@@ -228,7 +231,8 @@ class _Run:
         self.wire_bytes = 0
         self.frames = 0
         self.decoder: ContentDecoder | None = None
-        self.error_body = bytearray()
+        self.error_body = bytearray()  # (an HTTP error's, or a body that should be a stream)
+        self.protocol_error: str | None = None  # the line cap broke: the turn ended there
         self._head: tuple[int, list[tuple[str, str]], float] | None = None
         self._base = StreamEnd("eof")
         self._content_type: str | None = None
@@ -250,6 +254,13 @@ class _Run:
             "eof", status=status, headers=dict(joined), content_type=content_type
         )
         self._streaming = False if status >= 400 else None
+
+    @property
+    def _kept_whole(self) -> bool:  # (bounded, for the end record: as the chat's client)
+        """An HTTP error's body, or a streaming request's answer that is no stream."""
+        return self.status is not None and (
+            self.status >= 400 or (self._streaming is False and self.wants_stream)
+        )
 
     def read(self, chunk: bytes, t: float) -> None:
         self._tell_head()
@@ -277,10 +288,13 @@ class _Run:
             tail = self._decode(b"", final=True)
             if tail:
                 self._take(tail, t, bool(streaming))
-            if self.status >= 400:
-                end = replace(_with(self._base, "http_error", elapsed), body=bytes(self.error_body))
-            else:
-                end = _with(self._base, "eof", elapsed)
+        if streaming is None and self.wants_stream and self.status < 400:
+            # no body byte came: what the chat's client makes of an empty body
+            streaming = self._streaming = classify_content_type(self._content_type, b"")[0]
+        if self._kept_whole and (kind == "eof" or self.status < 400):
+            # (as the chat's client, which reads such a body to its end or its break)
+            what: EndKind = "http_error" if self.status >= 400 else "not_a_stream"
+            end = replace(_with(self._base, what, elapsed), body=bytes(self.error_body))
         else:
             end = _with(self._base, kind, elapsed, detail)
         self._finish(end, t, streaming)
@@ -322,7 +336,7 @@ class _Run:
             )
 
     def _take(self, data: bytes, t: float, streaming: bool | None) -> None:
-        if self.status is not None and self.status >= 400:
+        if self._kept_whole:
             room = MAX_ERROR_BODY - len(self.error_body)
             if room > 0:
                 self.error_body += data[:room]
@@ -331,6 +345,8 @@ class _Run:
         if streaming and self.pipeline is not None:
             update = self.pipeline.feed(data, t)
             self.frames += len(update.frames)
+            if update.protocol_error and self.protocol_error is None:
+                self.protocol_error = update.protocol_error
             self.observer.progressed(update, t)
 
     def _finish(self, end: StreamEnd, now: float, streaming: bool | None = None) -> None:
@@ -338,10 +354,15 @@ class _Run:
         self._tell_head()
         obs = self.observer
         pipe = self.pipeline
-        if end.kind == "cancelled" and pipe is not None and pipe.assembler.terminal_signal:
-            end = replace(end, kind="eof")  # SDKs hang up once the terminal signal is in
+        if pipe is not None:
+            end = said_end(end, pipe, self.protocol_error)
         if pipe is None and (streaming is None or not streaming) and end.kind in ("eof",):
-            turn = self._plain_turn(end, now)
+            turn = plain_turn(
+                end,
+                self.status,
+                self.wire_bytes,
+                Timings(request_sent=self.t0, headers=self.headers_at, end=now),
+            )
         else:
             if pipe is None:
                 pipe = self.pipeline = StreamPipeline(
@@ -402,17 +423,6 @@ class _Run:
                 deliver_once()
 
         recorder.done.add_done_callback(written)
-
-    def _plain_turn(self, end: StreamEnd, now: float) -> Turn:
-        """A non-streaming answer (``/v1/models``, a JSON completion): its outcome by status."""
-        ctype = end.content_type or "no content type"
-        return Turn(
-            outcome=Outcome.COMPLETED,
-            reason=f"HTTP {self.status}, not a stream ({ctype}, {self.wire_bytes} bytes)",
-            status=self.status,
-            bytes_received=self.wire_bytes,
-            timings=Timings(request_sent=self.t0, headers=self.headers_at, end=now),
-        )
 
     def _result(self, turn: Turn, now: float) -> ExchangeResult:
         scrub = self.recorder.scrubber if self.recorder is not None else _scrubber(self.exchange)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import os
 import signal
@@ -32,16 +33,19 @@ from urllib.parse import urlsplit
 from streamscope.core.capture.files import CaptureStore
 from streamscope.core.net.messages import helper_command, pack, receive
 from streamscope.core.net.options import TLSOptions
+from streamscope.core.tap.accept_guard import guard_accepts
 from streamscope.core.tap.forward import FORWARDER_FLAG, Forwarder, check_upstream, make_uvicorn
 from streamscope.core.tap.proxy import TapListener, TapRecorder
 from streamscope.listen import bind_nodelay
 
 __all__ = [
     "DEFAULT_PORT",
+    "ListenError",
     "TapServer",
     "bind_nodelay",
     "env_lines",
     "is_loopback",
+    "listen_error",
     "parse_listen",
 ]
 
@@ -77,6 +81,27 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+class ListenError(OSError):
+    """The tap cannot listen where it was asked to; ``str()`` says why in plain words
+    (``port 8700 is in use — pick another``), for the CLI's stderr and the Tap dialog."""
+
+
+def listen_error(host: str, port: int, exc: OSError) -> ListenError:
+    """``exc`` (from binding ``host:port``) as a :class:`ListenError`."""
+    match exc.errno:
+        case errno.EADDRINUSE:
+            text = f"port {port} is in use — pick another"
+        case errno.EACCES:
+            text = f"port {port} is reserved for the system — pick one above 1023"
+        case errno.EADDRNOTAVAIL:
+            text = f"{host} is not an address of this machine — use 127.0.0.1"
+        case _:
+            text = exc.strerror or str(exc)
+    error = ListenError(text)
+    error.errno = exc.errno
+    return error
 
 
 def _url_host(host: str) -> str:
@@ -149,9 +174,13 @@ class TapServer:
         return env_lines(self.root_url, self.upstream)
 
     def bind(self) -> socket.socket:
-        """Bind the listening socket (the port is known from here on)."""
+        """Bind the listening socket (the port is known from here on); :class:`ListenError`
+        when it cannot be."""
         if self._sock is None:
-            self._sock = bind_nodelay(self.host, self.port)
+            try:
+                self._sock = bind_nodelay(self.host, self.port)
+            except OSError as exc:
+                raise listen_error(self.host, self.port, exc) from exc
             self.port = self._sock.getsockname()[1]
         return self._sock
 
@@ -269,7 +298,8 @@ class TapServer:
         self._stop = stop
         if self._stopping:
             return
-        await server.serve(sockets=[sock])
+        listener = guard_accepts(asyncio.get_running_loop(), sock.dup())
+        await server.serve(sockets=[listener])
 
     async def _serve_child(self, ready: Callable[[], None]) -> None:
         sock = self.bind()
