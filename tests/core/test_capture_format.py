@@ -126,6 +126,38 @@ def test_an_end_without_a_body_or_outcome() -> None:
     assert end_line(CaptureEnd("not_a_stream", body=b"")).endswith(b',"body_b64":""}}\n')
 
 
+def test_faults_on_cue_are_kept_in_the_end_line_and_read_back() -> None:
+    fault = {"fault": "cut@frame:5", "kind": "cut", "when": "always", "applied": True, "at": 0.5}
+    line = end_line(CaptureEnd("broken", 1.0, faults=(fault,)))
+    assert line.endswith(
+        b',"faults":[{"fault":"cut@frame:5","kind":"cut","when":"always","applied":true,'
+        b'"at":0.5}]}}\n'
+    )
+    capture = _capture()
+    capture.end = CaptureEnd("broken", 1.0, faults=(fault,))
+    out = io.BytesIO()
+    dump_capture(capture, out)
+    back = read_capture(io.BytesIO(out.getvalue()))
+    assert back.end is not None and back.end.faults == (fault,)
+    assert read_capture(io.BytesIO(FILE)).end.faults == ()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("faults", "message"),
+    [
+        ('{"cut": 1}', "expected an array"),
+        ('[{"kind": "cut"}]', "item 0: expected an object with a fault"),
+        ('[{"fault": "cut@frame:1"}, 3]', "item 1: expected an object with a fault, got 3"),
+    ],
+)
+def test_a_faults_value_that_is_not_an_array_of_faults_is_refused(
+    faults: str, message: str
+) -> None:
+    bad = FILE[: FILE.index(b'{"end"')] + b'{"end":{"kind":"eof","faults":%s}}\n' % faults.encode()
+    with pytest.raises(CaptureError, match=re.escape(message)):
+        read_capture(io.BytesIO(bad))
+
+
 def test_a_capture_without_an_end_has_no_end_line() -> None:
     capture = _capture()
     capture.end = None

@@ -23,7 +23,10 @@ The ``.sscap`` format (version 1) is UTF-8 JSON Lines, one object per line::
   of that read (standard base64).
 - ``end`` is how the byte stream ended (:class:`~streamscope.core.turn.outcome.StreamEnd`:
   ``kind``, ``elapsed``, ``detail``, ``timeout``; ``body_b64`` for an error body when
-  known), plus the live turn's ``outcome`` and ``reason``. A capture cut short (the app
+  known), plus the live turn's ``outcome`` and ``reason``, and ``faults`` when faults on
+  cue changed what the client was sent (the tap's ``--fault``: an array of objects such as
+  ``{"fault": "cut@frame:5", "kind": "cut", "when": "always", "applied": true, "frame": 5,
+  "byte": 812, "at": 0.41}``; absent otherwise). A capture cut short (the app
   was killed) has no ``end`` line and replays as a broken connection.
 - Secrets never reach the file: request headers and URL go through
   :mod:`streamscope.core.redact`. Readers ignore unknown keys; a newer ``version`` is

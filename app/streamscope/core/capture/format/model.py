@@ -7,6 +7,7 @@ import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from streamscope import __version__
 from streamscope.core.turn.outcome import EndKind
@@ -111,6 +112,10 @@ class CaptureEnd:
     body: bytes | None = None  # error body, when it was known
     outcome: str | None = None
     reason: str = ""
+    faults: tuple[dict[str, Any], ...] = ()
+    """The faults on cue served in this exchange (the tap's ``--fault``), as
+    :meth:`~streamscope.core.faults.AppliedFault.describe` says them: what the client met
+    was not what upstream sent. Written only when there are some."""
 
 
 @dataclass(slots=True)

@@ -106,6 +106,7 @@ _STRING: _Kind = ((str,), "a string")
 _NUMBER: _Kind = ((float, int), "a number")
 _INTEGER: _Kind = ((int,), "an integer")
 _OBJECT: _Kind = ((dict,), "an object")
+_ARRAY: _Kind = ((list,), "an array")
 _END_KINDS = frozenset(get_args(EndKind))
 _OUTCOMES = frozenset(o.value for o in Outcome)
 
@@ -286,4 +287,16 @@ def _end(value: Any, at: _At) -> CaptureEnd:
         body=_b64(obj, "body_b64", at),
         outcome=outcome,
         reason=at.get(obj, "reason", _STRING) or "",
+        faults=_faults(obj, at),
     )
+
+
+def _faults(obj: dict[str, Any], at: _At) -> tuple[dict[str, Any], ...]:
+    """The end line's ``faults``: an array of objects, each with a string ``fault``."""
+    faults = at.get(obj, "faults", _ARRAY) or []
+    for i, fault in enumerate(faults):
+        if type(fault) is not dict or type(fault.get("fault")) is not str:
+            raise at.error(
+                "faults", f"item {i}: expected an object with a fault, got {_shown(fault)}"
+            )
+    return tuple(faults)

@@ -67,6 +67,8 @@ def end_line(e: CaptureEnd) -> bytes:
     }
     if e.body is not None:
         end["body_b64"] = base64.b64encode(e.body).decode("ascii")
+    if e.faults:
+        end["faults"] = list(e.faults)
     return orjson.dumps({"end": end}) + b"\n"
 
 
