@@ -178,6 +178,7 @@ class TapRecorder:
         headers: list[tuple[str, str]],
         body: bytes,
         t0: float,
+        body_cut: bool = False,
     ) -> None:
         url = upstream_url(self.upstream, path, query)
         joined: dict[str, str] = {}
@@ -192,6 +193,11 @@ class TapRecorder:
         shown_path = redact_url(path + (f"?{query}" if query else ""))
         exchange = TapExchange(xid, method, shown_path, url, joined, body, capture_path, t0, spec)
         run = self._runs[xid] = _Run(self, exchange, t0)
+        if body_cut:  # (the forwarder streamed a longer body up and sent us its start)
+            run.note = (
+                f"the request body is longer than {len(body):,} bytes: the upstream got all "
+                f"of it, the capture keeps its first {len(body):,}"
+            )
         if self.captures is not None and capture_id is not None:
             run.capture_id = capture_id
             password = self.tls.proxy.password  # (an upstream proxy's, masked too)
@@ -234,6 +240,7 @@ class _Run:
         self._content_type: str | None = None
         self._encoding = "identity"
         self._streaming: bool | None = None
+        self.note: str | None = None  # said as a warning of the turn
 
     def head(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
         self.status = status
@@ -309,8 +316,9 @@ class _Run:
             request_sent=self.t0,
             headers=self.headers_at,
         )
-        if warning:
-            pipe.assembler.apply(DialectWarning(warning), t)
+        for said in (warning, self.note):
+            if said:
+                pipe.assembler.apply(DialectWarning(said), t)
         if encoding not in ("", "identity"):
             decoded = "frames show the decompressed bytes" if self.decoder else "not decoded"
             pipe.assembler.apply(
@@ -351,6 +359,8 @@ class _Run:
                     request_sent=self.t0,
                     headers=self.headers_at,
                 )
+                if self.note:
+                    pipe.assembler.apply(DialectWarning(self.note), now)
             tail = pipe.end_input(end, now)
             # (an error's body is a row of the Frames tab, but no frame of a stream: a
             # non-streaming exchange counts 0 frames, as its JSON line promises)
@@ -408,7 +418,8 @@ class _Run:
         ctype = end.content_type or "no content type"
         return Turn(
             outcome=Outcome.COMPLETED,
-            reason=f"HTTP {self.status}, not a stream ({ctype}, {self.wire_bytes} bytes)",
+            reason=f"HTTP {self.status}, not a stream ({ctype}, {self.wire_bytes} bytes)"
+            + (f"; {self.note}" if self.note else ""),
             status=self.status,
             bytes_received=self.wire_bytes,
             timings=Timings(request_sent=self.t0, headers=self.headers_at, end=now),
