@@ -44,50 +44,48 @@ Send = Callable[[dict[str, Any]], Any]
 
 
 class RequestBody:
-    """A request's body as the forwarder has it: ``head``, its first bytes (all of it unless
-    ``rest`` is set: an iterator of the bytes that follow, for a body longer than
-    :data:`RECORDED_BODY_LIMIT`). ``gone`` is done once the client has hung up — while the
-    body is still arriving, or afterwards (the forwarder watches from when it has all)."""
+    """A request's body as the forwarder has it: ``head``, what the recording keeps — all of
+    it, unless the body is longer than :data:`RECORDED_BODY_LIMIT` (``truncated``: then
+    :meth:`upstream` gives the whole body, the rest as it arrives). ``gone`` is done once
+    the client has hung up — while the body is still arriving, or afterwards (it is watched
+    from when the body is all in)."""
 
-    def __init__(self, head: bytes, more: bool, receive: Receive) -> None:
+    def __init__(self, head: bytes, spill: bytes, more: bool, receive: Receive) -> None:
         self.head = head
+        self._spill = spill
+        self._more = more
         self._receive = receive
         self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._watcher: asyncio.Future[None] | None = None
-        self.rest: AsyncIterator[bytes] | None = self._rest() if more else None
         if not more:
             self._watch()
 
     @property
     def truncated(self) -> bool:
         """Whether the recording gets only the body's first bytes."""
-        return self.rest is not None
+        return bool(self._spill)
 
     def close(self) -> None:
         if self._watcher is not None:
             self._watcher.cancel()
-        if self.rest is not None:
-            self.rest = None  # (an unfinished generator is closed as it is collected)
 
     async def upstream(self) -> AsyncIterator[bytes]:
         """The whole body, for the upstream: the head, then the rest as it arrives."""
         yield self.head
-        if self.rest is not None:
-            async for chunk in self.rest:
-                yield chunk
-
-    async def _rest(self) -> AsyncIterator[bytes]:
-        while True:
+        spill, self._spill = self._spill, b""
+        if spill:
+            yield spill
+        while self._more:
             message = await self._receive()
             if message["type"] == "http.disconnect":
                 self._hung_up()
-                await asyncio.Future()  # (the exchange is cancelled as the client has gone)
+                await asyncio.Future()  # (the exchange is cancelled, as the client has gone)
+            self._more = bool(message.get("more_body"))
+            if not self._more:
+                self._watch()
             chunk = message.get("body", b"")
             if chunk:
                 yield chunk
-            if not message.get("more_body"):
-                self._watch()
-                return
 
     def _watch(self) -> None:
         """The body is all in: from here on, only a hang-up can come."""
@@ -100,13 +98,13 @@ class RequestBody:
 
 
 async def read_request(receive: Receive, limit: int | None = None) -> RequestBody | None:
-    """The request's body as far as ``limit`` (default :data:`RECORDED_BODY_LIMIT`) bytes,
-    or ``None`` if the client hung up before."""
+    """The request's body, as far as ``limit`` (default :data:`RECORDED_BODY_LIMIT`) bytes
+    and one piece more, or ``None`` if the client hung up before."""
     limit = RECORDED_BODY_LIMIT if limit is None else limit
     parts: list[bytes] = []
     size = 0
     more = True
-    while more and size < limit:
+    while more and size <= limit:
         message = await receive()
         if message["type"] == "http.disconnect":
             return None
@@ -115,9 +113,11 @@ async def read_request(receive: Receive, limit: int | None = None) -> RequestBod
             parts.append(chunk)
             size += len(chunk)
         more = bool(message.get("more_body"))
-    head = parts[0] if len(parts) == 1 else b"".join(parts)
+    whole = parts[0] if len(parts) == 1 else b"".join(parts)
     del parts
-    return RequestBody(head, more, receive)
+    if size <= limit:
+        return RequestBody(whole, b"", more, receive)
+    return RequestBody(whole[:limit], whole[limit:], more, receive)
 
 
 async def _disconnected(receive: Receive) -> None:
