@@ -7,13 +7,12 @@ that much is what the recording keeps. A longer body is not held whole: the rest
 the upstream as it arrives, and only the first :data:`RECORDED_BODY_LIMIT` bytes are
 recorded (the start message says the body was cut for the recording).
 
-The response body is written by a task of its own, so that reading the upstream never waits
-for the client unless the client is far behind: a read that arrives while the writer is idle
-leaves at once, alone (a paced stream keeps its reads' boundaries and timing); reads that
-queued while the writer was busy — a write the client's socket made wait, or a burst of
-upstream reads taken from one network read before the writer's turn — leave together as one
-write. The recording still hears of every upstream read, with its own time: only the client's
-writes are joined.
+The response body: a read that finds the client idle is written at once, alone, by the
+reader (a paced stream keeps its reads' boundaries and timing); reads that queue while a
+write is under way — one the client's socket made wait, or a burst of upstream reads taken
+from one network read — leave together as one write, from a task, and the reader reads on
+unless :data:`CLIENT_WRITE_AHEAD` bytes wait. The recording still hears of every upstream
+read, with its own time: only the client's writes are joined.
 """
 
 from __future__ import annotations
