@@ -112,6 +112,7 @@ def test_a_stream_with_its_terminal_signal_is_completed_with_exact_counts() -> N
         "ttft_ms": 100.0,
         "duration_ms": 400.0,
         "capture": None,
+        "faults": [],
     }
 
 

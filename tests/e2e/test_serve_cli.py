@@ -56,7 +56,7 @@ def test_port_0_prints_the_base_url_first_and_a_json_line_per_exchange(tmp_path:
     finally:
         code, _out, err = _stop(proc)
     assert code == 0, err
-    assert list(lines[0]) == [*json_keys(), "faults", "served"]
+    assert list(lines[0]) == [*json_keys(), "served"]
     assert lines[0] | {"duration_ms": 0, "ttft_ms": 0} == {
         "id": 1,
         "method": "POST",

@@ -126,6 +126,7 @@ def test_each_upstream_read_reaches_the_client_before_the_next_is_sent(
         "ttft_ms": 0,
         "duration_ms": 0,
         "capture": str(result.exchange.capture),
+        "faults": [],
     }
     assert list(result.to_json()) == json_keys()
     capture = read_capture(Path(str(result.exchange.capture)))

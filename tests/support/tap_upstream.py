@@ -185,6 +185,7 @@ def json_keys() -> list[str]:
         "ttft_ms",
         "duration_ms",
         "capture",
+        "faults",
     ]
 
 

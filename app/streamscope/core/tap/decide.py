@@ -58,13 +58,16 @@ def said_end(end: StreamEnd, pipe: StreamPipeline, protocol_error: str | None) -
     return end
 
 
-def plain_turn(end: StreamEnd, status: int | None, size: int, timings: Timings) -> Turn:
+def plain_turn(
+    end: StreamEnd, status: int | None, size: int, timings: Timings, *, note: str | None = None
+) -> Turn:
     """A non-streaming answer to a request that asked for none (``/v1/models``, a
-    ``"stream": false`` completion): its outcome by its status."""
+    ``"stream": false`` completion): its outcome by its status (``note``: said after it)."""
     ctype = end.content_type or "no content type"
     return Turn(
         outcome=Outcome.COMPLETED,
-        reason=f"HTTP {status}, not a stream ({ctype}, {size} bytes)",
+        reason=f"HTTP {status}, not a stream ({ctype}, {size} bytes)"
+        + (f"; {note}" if note else ""),
         status=status,
         bytes_received=size,
         timings=timings,

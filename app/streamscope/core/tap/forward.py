@@ -7,11 +7,15 @@ Faults stay faults: a body cut short reaches the client cut short (the connectio
 without the end of the body), a stall stays a stall, an error status with its headers.
 
 :class:`Forwarder` reads nothing as a turn: it tells what passed through, as it passes, to an
-``emit`` callable, in order — ``("start", id, method, path, query, headers, body, t)``,
-``("head", id, status, headers, t)``, ``("read", id, bytes, t)`` and
-``("end", id, kind, detail, t, stopping)`` (times from ``time.monotonic()``, which is one
-clock for every process of the machine). The recording half
-(:class:`~streamscope.core.tap.proxy.TapRecorder`) turns those into captures and turns.
+``emit`` callable, in order — ``("start", id, method, path, query, headers, body, t,
+body_cut)``, ``("head", id, status, headers, t)``, ``("read", id, bytes, t)`` (one per
+upstream read) and ``("end", id, kind, detail, t, stopping)`` (times from
+``time.monotonic()``, which is one clock for every process of the machine). The recording
+half (:class:`~streamscope.core.tap.proxy.TapRecorder`) turns those into captures and turns.
+``body`` is the request body up to :data:`~streamscope.core.tap.bodies.RECORDED_BODY_LIMIT`
+bytes (``body_cut``: it was longer; the upstream gets all of it, streamed as it arrives).
+How the bodies pass (the client's writes joined when it falls behind, never the reads the
+recording hears of) is :mod:`~streamscope.core.tap.bodies`'s.
 
 Reading a stream as a turn costs several microseconds of Python per frame — far more than
 forwarding it — so ``streamscope tap`` and the window run the forwarder in a child process
@@ -38,10 +42,16 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import uvicorn
 
-from streamscope.core.net.client import http_client
 from streamscope.core.net.connect_errors import describe_connect_error
+from streamscope.core.net.connection import connection_client
 from streamscope.core.net.env_proxy import NetworkSettingError
 from streamscope.core.net.options import TLSOptions
+from streamscope.core.tap.bodies import (
+    CLIENT_WRITE_AHEAD,
+    ClientWriter,
+    RequestBody,
+    read_request,
+)
 
 __all__ = [
     "BACKLOG_LIMIT",
@@ -82,6 +92,11 @@ _REQUEST_DROPPED = HOP_BY_HOP | {"host", "content-length"}  # httpx sets both fo
 _CLIENT_DEFAULTS = ("accept", "accept-encoding", "user-agent")
 """Headers httpx would add on its own: removed unless the client sent them (a client that
 did not ask for gzip must not get it)."""
+
+UPSTREAM_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=100)
+"""The upstream connections: as many at once as the clients open (the tap never refuses
+what the upstream would take — 120 long streams are 120 connections), up to 100 of them
+kept alive for reuse once idle."""
 
 Emit = Callable[[tuple[Any, ...]], None]
 
@@ -173,16 +188,11 @@ class Forwarder:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return  # (lifespan is off; websockets are not proxied)
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        forward = asyncio.ensure_future(self._exchange(scope, bytes(body), send))
-        gone = asyncio.ensure_future(_disconnected(receive))
+        body = await read_request(receive)
+        if body is None:
+            return  # (the client hung up while sending)
+        forward = asyncio.ensure_future(self._exchange(scope, body, send))
+        gone = body.gone
         self._open.add(forward)
         try:
             await asyncio.wait({forward, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -192,7 +202,7 @@ class Forwarder:
             self._open.discard(forward)
             if not forward.done():  # the client hung up (or the server is stopping)
                 forward.cancel()
-            gone.cancel()
+            body.close()
             with contextlib.suppress(asyncio.CancelledError, _Cut):
                 await forward
         if forward.cancelled() or isinstance(forward.exception(), _Cut):
@@ -207,23 +217,36 @@ class Forwarder:
 
     def _client(self) -> httpx.AsyncClient:
         if self._http is None:
-            self._http = http_client(self.tls)
+            # (as core.net.client.http_client, but with no cap on connections at once)
+            self._http = connection_client(
+                self.tls,
+                follow_redirects=False,
+                timeout=httpx.Timeout(10.0, read=None),
+                limits=UPSTREAM_LIMITS,
+            )
         return self._http
 
-    async def _exchange(self, scope: Scope, body: bytes, send: Send) -> None:
+    async def _exchange(self, scope: Scope, body: RequestBody, send: Send) -> None:
         t0 = time.monotonic()
         xid = next(self._ids)
         method: str = scope["method"]
         path: str = scope.get("raw_path", scope["path"].encode()).decode("latin-1")
         path = path.partition("?")[0]
         query = scope.get("query_string", b"").decode("latin-1")
-        headers = _forwarded_request_headers(list(scope.get("headers", [])))
+        raw_headers = list(scope.get("headers", []))
+        headers = _forwarded_request_headers(raw_headers)
         emit = self.emit
-        emit(("start", xid, method, path, query, headers, body, t0))
+        emit(("start", xid, method, path, query, headers, body.head, t0, body.truncated))
         try:
             client = self._client()
             url = upstream_url(self.upstream, path, query)
-            request = client.build_request(method, url, headers=headers, content=body)
+            if body.truncated:  # streamed up as it comes, with the length the client gave
+                length = [(k, v) for k, v in _pairs(raw_headers) if k == "content-length"]
+                request = client.build_request(
+                    method, url, headers=headers + length[:1], content=body.upstream()
+                )
+            else:
+                request = client.build_request(method, url, headers=headers, content=body.head)
             sent_names = {k for k, _v in headers}
             for name in _CLIENT_DEFAULTS:
                 if name not in sent_names and name in request.headers:
@@ -254,33 +277,42 @@ class Forwarder:
                 "headers": _forwarded_response_headers(response),
             }
         )
+        out = ClientWriter(send)
         try:
             # (``response.stream``: the raw reads, without aiter_raw's per-read bookkeeping)
             async for chunk in response.stream:  # type: ignore[union-attr]
                 if not chunk:
                     continue
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                emit(("read", xid, chunk, clock()))
+                t = clock()
+                await out.put(chunk)  # (the client's write goes before the parent's message)
+                emit(("read", xid, chunk, t))
+                if out.queued_bytes > CLIENT_WRITE_AHEAD:
+                    await out.room()
                 if backlog is not None and self._drain is not None and backlog() > BACKLOG_LIMIT:
                     await self._drain()
+            await out.close()
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
+            out.cancel()
             emit(("end", xid, "cancelled", "", clock(), self.stopping))
             raise
         except httpx.HTTPError as exc:
             detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
             emit(("end", xid, "broken", detail, clock(), self.stopping))
+            await out.close()  # (what came before the break reaches the client)
             raise _Cut(detail) from None
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except BaseException:
+            out.cancel()
+            raise
         emit(("end", xid, "eof", "", clock(), self.stopping))
 
 
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
+def _pairs(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in raw]
 
 
 def _forwarded_request_headers(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
-    pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in raw]
+    pairs = _pairs(raw)
     named = {
         token.strip().lower()
         for name, value in pairs

@@ -24,39 +24,47 @@ _CLOSE_TIMEOUT = 10.0
 
 
 class Sender:
-    """The child's messages to the parent, sent from a thread: the event loop only queues
-    them (a pickle and an append), the thread writes them in batches with the GIL released
-    while the kernel copies — a recording that has fallen behind costs the forwarding
-    nothing until :data:`BACKLOG_LIMIT` bytes wait (then :meth:`drain` waits for half)."""
+    """The child's messages to the parent. The event loop packs each one (a pickle and an
+    append) and sends what a turn of the loop gathered with one write, at the end of that
+    turn, without waiting: a socket the parent keeps empty takes it at once. What the socket
+    cannot take yet goes to a thread, which writes it with the GIL released while it waits
+    for the parent — a recording that has fallen behind costs the forwarding nothing until
+    :data:`BACKLOG_LIMIT` bytes wait (then :meth:`drain` waits for half)."""
 
     def __init__(self, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
         self._sock = sock
         self._loop = loop
         self._cond = threading.Condition()
-        self._pending: list[bytes] = []
-        self.size = 0
+        self._outbox: list[bytes] = []  # (this turn of the loop's: the loop's own)
+        self._outbox_size = 0
+        self._flushing = False
+        self._pending: list[bytes] = []  # (the thread's to send, in order)
+        self._pending_size = 0
+        self._busy = False  # (the thread is sending)
         self._closed = False
         self._room: asyncio.Event | None = None
         self._thread = threading.Thread(target=self._run, name="tap-sender", daemon=True)
         self._thread.start()
 
     def emit(self, message: tuple[Any, ...]) -> None:
+        """Queue ``message`` (on the event loop's thread); it leaves at the end of this turn
+        of the loop, with the others of the turn."""
+        if self._closed:
+            return
         data = pack(message)
-        with self._cond:
-            if self._closed:
-                return
-            self._pending.append(data)
-            self.size += len(data)
-            if len(self._pending) == 1:
-                self._cond.notify()
+        self._outbox.append(data)
+        self._outbox_size += len(data)
+        if not self._flushing:
+            self._flushing = True
+            self._loop.call_soon(self._flush)
 
     def backlog(self) -> int:
-        return self.size
+        return self._outbox_size + self._pending_size
 
     async def drain(self) -> None:
-        while self.size > BACKLOG_LIMIT // 2 and not self._closed:
+        while self.backlog() > BACKLOG_LIMIT // 2 and not self._closed:
             room = self._room = asyncio.Event()
-            if self.size <= BACKLOG_LIMIT // 2:  # (sent while the event was being made)
+            if self.backlog() <= BACKLOG_LIMIT // 2:  # (sent while the event was being made)
                 break
             await room.wait()
 
@@ -64,8 +72,55 @@ class Sender:
         """Send what is queued (for up to ``timeout`` seconds), then stop."""
         with self._cond:
             self._closed = True
+            self._hand_over(self._take_outbox())
             self._cond.notify()
         self._thread.join(timeout)
+
+    def _take_outbox(self) -> bytes:
+        batch, self._outbox = self._outbox, []
+        self._outbox_size = 0
+        return batch[0] if len(batch) == 1 else b"".join(batch)
+
+    def _hand_over(self, data: bytes) -> None:
+        """Give ``data`` to the thread (with ``_cond`` held)."""
+        if data:
+            self._pending.append(data)
+            self._pending_size += len(data)
+            self._cond.notify()
+
+    def _flush(self) -> None:
+        """The end of the loop's turn: send what it gathered, or what of it the socket takes
+        now, and leave the rest to the thread."""
+        self._flushing = False
+        with self._cond:
+            if self._closed:
+                return  # (close() took the outbox)
+            direct = not self._pending and not self._busy
+            data = self._take_outbox()
+        if direct:
+            try:
+                sent = self._sock.send(data, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                sent = 0
+            except OSError:  # the parent has gone
+                self._gone()
+                return
+            if sent == len(data):
+                if self._room is not None and self.backlog() <= BACKLOG_LIMIT // 2:
+                    room, self._room = self._room, None
+                    room.set()
+                return
+            data = data[sent:]
+        with self._cond:
+            if not self._closed:
+                self._hand_over(data)
+
+    def _gone(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._pending = []
+            self._pending_size = 0
+        self._wake()
 
     def _run(self) -> None:
         cond = self._cond
@@ -74,19 +129,18 @@ class Sender:
                 while not self._pending and not self._closed:
                     cond.wait()
                 batch, self._pending = self._pending, []
+                self._busy = bool(batch)
             if not batch:
                 return  # closed, and all sent
             try:
                 self._sock.sendall(b"".join(batch))
             except OSError:  # the parent has gone
-                with cond:
-                    self._closed = True
-                    self._pending = []
-                self._wake()
+                self._gone()
                 return
             with cond:
-                self.size -= sum(map(len, batch))
-            if self._room is not None and self.size <= BACKLOG_LIMIT // 2:
+                self._pending_size -= sum(map(len, batch))
+                self._busy = False
+            if self._room is not None and self.backlog() <= BACKLOG_LIMIT // 2:
                 self._wake()
 
     def _wake(self) -> None:

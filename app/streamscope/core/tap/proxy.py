@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 from httpx._decoders import SUPPORTED_DECODERS, ContentDecoder
@@ -28,6 +28,7 @@ from streamscope.core.net.client import MAX_ERROR_BODY
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.redact import Scrubber, redact_url
 from streamscope.core.tap.decide import asks_for_stream, plain_turn, said_end
+from streamscope.core.tap.exchange import ExchangeResult, TapExchange, TapListener
 from streamscope.core.tap.forward import HOP_BY_HOP, upstream_url
 from streamscope.core.turn.model import Timings, Turn
 from streamscope.core.turn.observer import MultiObserver, TurnObserver
@@ -45,67 +46,6 @@ __all__ = [
     "TapRecorder",
     "upstream_url",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class TapExchange:
-    """One request through the tap, as it starts (``url``: upstream's, unredacted — the
-    listener redacts before showing; ``path``: what the JSON line shows, redacted)."""
-
-    id: int
-    method: str
-    path: str
-    url: str
-    headers: dict[str, str]
-    body: bytes
-    capture: Path | None
-    started: float  # monotonic
-    spec: RequestSpec = field(repr=False, default=RequestSpec("GET", "", {}))
-
-
-@dataclass(frozen=True, slots=True)
-class ExchangeResult:
-    """A finished exchange: what ``streamscope tap --json`` prints (:meth:`to_json`)."""
-
-    exchange: TapExchange
-    status: int | None
-    outcome: str
-    reason: str
-    dialect: str | None
-    frames: int
-    bytes: int
-    ttft_ms: float | None
-    duration_ms: float
-    turn: Turn
-
-    def to_json(self) -> dict[str, Any]:
-        ex = self.exchange
-        return {
-            "id": ex.id,
-            "method": ex.method,
-            "path": ex.path,
-            "status": self.status,
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "dialect": self.dialect,
-            "frames": self.frames,
-            "bytes": self.bytes,
-            "ttft_ms": self.ttft_ms,
-            "duration_ms": self.duration_ms,
-            "capture": str(ex.capture) if ex.capture is not None else None,
-        }
-
-
-class TapListener(Protocol):
-    """Told of each exchange (on the tap's event loop thread: be quick)."""
-
-    def exchange_started(self, exchange: TapExchange) -> TurnObserver | None:
-        """A request arrived; return an observer to watch it as a turn (or ``None``)."""
-        ...
-
-    def exchange_finished(self, result: ExchangeResult) -> None:
-        """The exchange ended (any outcome); its capture may still be being written."""
-        ...
 
 
 # -- the recorder -----------------------------------------------------------------------------
@@ -180,6 +120,7 @@ class TapRecorder:
         headers: list[tuple[str, str]],
         body: bytes,
         t0: float,
+        body_cut: bool = False,
     ) -> None:
         url = upstream_url(self.upstream, path, query)
         joined: dict[str, str] = {}
@@ -194,6 +135,11 @@ class TapRecorder:
         shown_path = redact_url(path + (f"?{query}" if query else ""))
         exchange = TapExchange(xid, method, shown_path, url, joined, body, capture_path, t0, spec)
         run = self._runs[xid] = _Run(self, exchange, t0)
+        if body_cut:  # (the forwarder streamed a longer body up and sent us its start)
+            run.note = (
+                f"the request body is longer than {len(body):,} bytes: the upstream got all "
+                f"of it, the capture keeps its first {len(body):,}"
+            )
         if self.captures is not None and capture_id is not None:
             run.capture_id = capture_id
             password = self.tls.proxy.password  # (an upstream proxy's, masked too)
@@ -238,6 +184,7 @@ class _Run:
         self._content_type: str | None = None
         self._encoding = "identity"
         self._streaming: bool | None = None
+        self.note: str | None = None  # said as a warning of the turn
 
     def head(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
         self.status = status
@@ -323,8 +270,9 @@ class _Run:
             request_sent=self.t0,
             headers=self.headers_at,
         )
-        if warning:
-            pipe.assembler.apply(DialectWarning(warning), t)
+        for said in (warning, self.note):
+            if said:
+                pipe.assembler.apply(DialectWarning(said), t)
         if encoding not in ("", "identity"):
             decoded = "frames show the decompressed bytes" if self.decoder else "not decoded"
             pipe.assembler.apply(
@@ -362,6 +310,7 @@ class _Run:
                 self.status,
                 self.wire_bytes,
                 Timings(request_sent=self.t0, headers=self.headers_at, end=now),
+                note=self.note,
             )
         else:
             if pipe is None:
@@ -372,6 +321,8 @@ class _Run:
                     request_sent=self.t0,
                     headers=self.headers_at,
                 )
+                if self.note:
+                    pipe.assembler.apply(DialectWarning(self.note), now)
             tail = pipe.end_input(end, now)
             # (an error's body is a row of the Frames tab, but no frame of a stream: a
             # non-streaming exchange counts 0 frames, as its JSON line promises)

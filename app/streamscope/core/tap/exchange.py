@@ -1,0 +1,82 @@
+"""What the tap tells of each exchange: :class:`TapExchange` as it starts,
+:class:`ExchangeResult` when it ends (``streamscope tap --json``'s line), and the
+:class:`TapListener` told of both."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from streamscope.core.turn.model import Turn
+from streamscope.core.turn.observer import TurnObserver
+from streamscope.core.wire.dialects.base import RequestSpec
+
+__all__ = ["ExchangeResult", "TapExchange", "TapListener"]
+
+
+@dataclass(frozen=True, slots=True)
+class TapExchange:
+    """One request through the tap, as it starts (``url``: upstream's, unredacted — the
+    listener redacts before showing; ``path``: what the JSON line shows, redacted)."""
+
+    id: int
+    method: str
+    path: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    capture: Path | None
+    started: float  # monotonic
+    spec: RequestSpec = field(repr=False, default=RequestSpec("GET", "", {}))
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeResult:
+    """A finished exchange: what ``streamscope tap --json`` prints (:meth:`to_json`)."""
+
+    exchange: TapExchange
+    status: int | None
+    outcome: str
+    reason: str
+    dialect: str | None
+    frames: int
+    bytes: int
+    ttft_ms: float | None
+    duration_ms: float
+    turn: Turn
+    faults: tuple[dict[str, Any], ...] = ()
+    """The faults on cue this exchange was served (``--fault``), applied or not."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON line: ``{"id", "method", "path", "status", "outcome", "reason",
+        "dialect", "frames", "bytes", "ttft_ms", "duration_ms", "capture", "faults"}``
+        (``faults``: ``[]`` without ``--fault``)."""
+        ex = self.exchange
+        return {
+            "id": ex.id,
+            "method": ex.method,
+            "path": ex.path,
+            "status": self.status,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "dialect": self.dialect,
+            "frames": self.frames,
+            "bytes": self.bytes,
+            "ttft_ms": self.ttft_ms,
+            "duration_ms": self.duration_ms,
+            "capture": str(ex.capture) if ex.capture is not None else None,
+            "faults": list(self.faults),
+        }
+
+
+class TapListener(Protocol):
+    """Told of each exchange (on the tap's event loop thread: be quick)."""
+
+    def exchange_started(self, exchange: TapExchange) -> TurnObserver | None:
+        """A request arrived; return an observer to watch it as a turn (or ``None``)."""
+        ...
+
+    def exchange_finished(self, result: ExchangeResult) -> None:
+        """The exchange ended (any outcome); its capture may still be being written."""
+        ...
