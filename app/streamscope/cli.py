@@ -142,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tap.add_argument("--ca-file", metavar="FILE", help="extra CA certificates for the upstream")
     tap.add_argument("--insecure", action="store_true", help="do not verify upstream's TLS")
+    from streamscope.faults_cli import FAULT_HELP, fault_spec
+
+    tap.add_argument("--fault", type=fault_spec, metavar="SPEC", help=FAULT_HELP)
 
     from streamscope.serve_cli import add_parser as add_serve
 

@@ -29,7 +29,9 @@ import contextlib
 import json
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from streamscope.faults_cli import FAULT_HELP, fault_spec, reaction_lines
 
 if TYPE_CHECKING:
     from streamscope.core.serve import ServedExchange
@@ -46,24 +48,6 @@ def _speed(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
     return value
-
-
-def _fault_spec(text: str) -> object:
-    from streamscope.core.faults import FaultSpecError, parse_fault_spec
-
-    try:
-        return parse_fault_spec(text)
-    except FaultSpecError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-FAULT_HELP = (
-    "faults on cue, comma-separated, each on every request (/always, the default), the first "
-    "(/next) or every k-th (/every=K): cut@frame:N, cut@byte:N, stall@frame:N=S, "
-    "drop-terminal, error@frame:N, garble@frame:N[=json|utf8], http=CODE[:retry-after=R], "
-    "slow=MS, split-reads, merge-reads, delay-headers=S (frames numbered from 0 as the Frames "
-    "tab numbers them)"
-)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -107,7 +91,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     serve.add_argument(
         "--loop", action="store_true", help="start again from the first when all were served"
     )
-    serve.add_argument("--fault", type=_fault_spec, metavar="SPEC", help=FAULT_HELP)
+    serve.add_argument("--fault", type=fault_spec, metavar="SPEC", help=FAULT_HELP)
     serve.add_argument("--json", action="store_true", help="one JSON object per exchange")
 
 
@@ -195,18 +179,6 @@ def run_serve(args: argparse.Namespace) -> int:
         server.serve_forever(lambda: print("\n".join(lines), file=sys.stderr, flush=True))
     print("streamscope serve: stopped", file=sys.stderr, flush=True)
     if args.fault is not None:
-        print_reactions(printer, server.reactions(), as_json=args.json)
+        for line in reaction_lines(server.reactions(), as_json=args.json):
+            printer.write(line)
     return 0
-
-
-def print_reactions(printer: _Printer, reactions: dict[str, Any], *, as_json: bool) -> None:
-    """How the clients reacted (``--fault``): one JSON line, or a line per faulted exchange
-    and the summary."""
-    from streamscope.core.faults import describe_reaction, describe_summary
-
-    if as_json:
-        printer.write(json.dumps({"reactions": reactions}, ensure_ascii=False))
-        return
-    for report in reactions["exchanges"]:
-        printer.write(f"#{report['exchange']} {describe_reaction(report)}")
-    printer.write(f"reactions: {describe_summary(reactions['summary'])}")

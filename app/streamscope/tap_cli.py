@@ -4,7 +4,10 @@ stderr says where it listens, the base URL to give a client and the SDKs' enviro
 lines; stdout gets one line per finished exchange — with ``--json`` one object::
 
     {"id", "method", "path", "status", "outcome", "reason", "dialect", "frames", "bytes",
-     "ttft_ms", "duration_ms", "capture"}
+     "ttft_ms", "duration_ms", "capture", "faults"}
+
+(``faults``: what ``--fault`` did to that exchange, ``[]`` without.) With ``--fault``,
+stopping prints how the clients reacted (:mod:`streamscope.faults_cli`).
 
 Exit codes: 0 stopped by Ctrl-C (or SIGTERM), 1 cannot listen, 2 usage error.
 """
@@ -23,6 +26,7 @@ from streamscope.core.net.options import TLSOptions
 from streamscope.core.tap.proxy import ExchangeResult, TapExchange
 from streamscope.core.tap.server import TapServer, is_loopback, parse_listen
 from streamscope.core.turn.observer import TurnObserver
+from streamscope.faults_cli import reaction_lines
 
 EXIT_USAGE = 2
 EXIT_CANNOT_LISTEN = 1
@@ -49,6 +53,9 @@ class _Printer:
                 f"{r.outcome}: {r.reason} · {r.frames} frames · {r.bytes} B{ttft} · "
                 f"{r.duration_ms:.0f} ms · {r.exchange.capture}"
             )
+        self.write(line)
+
+    def write(self, line: str) -> None:
         with self._lock:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
@@ -80,6 +87,7 @@ def run_tap(args: argparse.Namespace) -> int:
         )
     tls = TLSOptions(verify=not args.insecure, ca_bundle=args.ca_file)
     captures = CaptureStore()
+    printer = _Printer(args.json)
     tap = TapServer(
         args.upstream,
         host=host,
@@ -87,7 +95,8 @@ def run_tap(args: argparse.Namespace) -> int:
         dialect=args.dialect,
         tls=tls,
         captures=captures,
-        listener=_Printer(args.json),
+        listener=printer,
+        faults=args.fault,
     )
     try:
         tap.bind()
@@ -99,9 +108,13 @@ def run_tap(args: argparse.Namespace) -> int:
         f"  base URL: {tap.base_url}",
         *(f"  {line}" for line in tap.env_lines()),
         f"  captures: {captures.directory}",
+        *([f"  faults: {args.fault}"] if args.fault is not None else []),
         "Press Ctrl-C to stop.",
     ]
     with contextlib.suppress(KeyboardInterrupt):  # (before uvicorn's handler is in place)
         tap.serve_forever(lambda: print("\n".join(lines), file=sys.stderr, flush=True))
     print("streamscope tap: stopped", file=sys.stderr, flush=True)
+    if args.fault is not None:
+        for line in reaction_lines(tap.reactions(), as_json=args.json):
+            printer.write(line)
     return 0

@@ -95,6 +95,9 @@ class CaptureRecorder(TurnObserver):
         self.path = path
         self.keep_reads = keep_reads or path is None
         self.turn: Turn | None = None
+        self.faults: tuple[dict[str, Any], ...] = ()
+        """Faults on cue that changed what the client was sent (the tap sets them before
+        ``finished``): kept in the end line."""
         self.scrubber = Scrubber()
         self.done: Future[Capture] = Future()
         self._pending = 0  # bytes of reads queued, not yet written
@@ -151,6 +154,8 @@ class CaptureRecorder(TurnObserver):
                 outcome,
                 scrub.text(turn.reason),
             )
+        if self.faults:
+            self.capture.end = replace(self.capture.end, faults=self.faults)
         self._put("end")
 
     def _put(self, *item: Any) -> None:

@@ -14,6 +14,8 @@ then transform each response before writing it, and record what was done.
   body.
 - :mod:`.live` and :mod:`.live_frames` — :class:`~.live.LiveFaults`: the same faults on a live
   stream, read by read (the tap), frames numbered as in the recording.
+- :mod:`.observing` — :class:`~.observing.Observations`: what a server saw of each exchange,
+  as it happens, for the reactions.
 - :mod:`.reaction` — :func:`client_reactions`: what the client did after each fault (closed,
   kept reading, retried and how soon, honoured ``Retry-After``), from what the server saw.
 

@@ -177,6 +177,12 @@ class LiveFaults:
                 self._skip(fault, self._why_not(fault))
         return out
 
+    def refuse(self, fault: Fault, why: str) -> None:
+        """Record ``fault`` as not applied, for ``why``, before anything is fed (it will not
+        strike)."""
+        self._skip(fault, why)
+        self._by_kind.pop(fault.kind, None)
+
     def describe(self) -> list[dict[str, object]]:
         """Each fault of this exchange, JSON-ready, in the spec's order (applied or not)."""
         return [self._done[f].describe() for f in self.faults if f in self._done]

@@ -8,7 +8,7 @@ speed: scale the recorded timing *before* applying faults, so that a stall of 2 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple
 
 from streamscope.core.faults.spec import Fault
@@ -108,6 +108,15 @@ class Playback:
         """The first header called ``name`` (any case), or ``None``."""
         lower = name.lower()
         return next((v for k, v in self.headers if k.lower() == lower), None)
+
+    def scaled(self, factor: float) -> Playback:
+        """This playback with every time multiplied by ``factor``."""
+        return replace(
+            self,
+            writes=tuple(Write(w.at * factor, w.data) for w in self.writes),
+            headers_at=self.headers_at * factor,
+            end_at=None if self.end_at is None else self.end_at * factor,
+        )
 
     def describe(self) -> list[dict[str, Any]]:
         """The faults of this response, JSON-ready (``[]``: none was scheduled): for the

@@ -10,7 +10,6 @@ their timing — an endpoint to point a client's tests at (``streamscope serve``
 - :mod:`.exchange`: the HTTP/1.1 server (asyncio + h11): requests read, answers chosen.
 - :mod:`.playing`: one playback carried out on a connection, write by write.
 - :mod:`.report`: each exchange's line, judged from what was really sent.
-- :mod:`.observing`: what the server saw of each exchange, for the reactions to faults.
 - :mod:`.server`: running it in a thread or in the foreground; :func:`serve_captures`.
 
 Serve comes after every stage but bench: it reads captures and judges what it sent with the

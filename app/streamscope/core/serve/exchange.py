@@ -29,10 +29,10 @@ import h11
 import orjson
 
 from streamscope.core.faults import FaultSpec, apply
+from streamscope.core.faults.observing import Observations
 from streamscope.core.faults.playback import Playback
 from streamscope.core.redact import redact_url
 from streamscope.core.serve.matching import NO_MATCH_STATUS, Matcher, NoMatch
-from streamscope.core.serve.observing import Observations, scaled
 from streamscope.core.serve.playing import PlaybackRun, status_phrase
 from streamscope.core.serve.report import Ending, ServedExchange, judge_in_thread
 from streamscope.core.wire.sizes import format_bytes
@@ -128,7 +128,7 @@ class ServeApp:
             playback = self.transform(playback, xid)
         if self.faults is None:
             return playback, self.speed
-        playback = scaled(playback, 0.0 if self.speed is None else 1.0 / self.speed)
+        playback = playback.scaled(0.0 if self.speed is None else 1.0 / self.speed)
         return apply(self.faults, playback, playback.dialect, xid), 1.0
 
 

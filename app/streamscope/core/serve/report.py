@@ -11,19 +11,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse, ReadLog
 from streamscope.core.capture.replay import replay_capture
+from streamscope.core.faults.observing import Ending
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import EndKind
 from streamscope.core.turn.pipeline import MarkedFrame, PipelineUpdate
 
 __all__ = ["Ending", "ServedExchange", "judge"]
-
-Ending = Literal["close", "cut", "client_closed", "stopped"]
-"""How a served exchange ended: the body ended, the server dropped the connection (a cut),
-the client hung up first, or the server stopped."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import uvicorn
 
+from streamscope.core.faults import FaultSpec
 from streamscope.core.net.connect_errors import describe_connect_error
 from streamscope.core.net.connection import connection_client
 from streamscope.core.net.env_proxy import NetworkSettingError
@@ -52,6 +53,7 @@ from streamscope.core.tap.bodies import (
     RequestBody,
     read_request,
 )
+from streamscope.core.tap.faulting import FaultCut, faults_for, relay_faulted, replace_response
 
 __all__ = [
     "BACKLOG_LIMIT",
@@ -168,8 +170,10 @@ class Forwarder:
         tls: TLSOptions = TLSOptions(),
         backlog: Callable[[], int] | None = None,
         drain: Callable[[], Any] | None = None,
+        faults: FaultSpec | None = None,
     ) -> None:
         check_upstream(upstream)
+        self.faults = faults
         self.upstream = upstream.rstrip("/")
         self.tls = tls
         self.emit = emit
@@ -203,9 +207,9 @@ class Forwarder:
             if not forward.done():  # the client hung up (or the server is stopping)
                 forward.cancel()
             body.close()
-            with contextlib.suppress(asyncio.CancelledError, _Cut):
+            with contextlib.suppress(asyncio.CancelledError, _Cut, FaultCut):
                 await forward
-        if forward.cancelled() or isinstance(forward.exception(), _Cut):
+        if forward.cancelled() or isinstance(forward.exception(), (_Cut, FaultCut)):
             _cut.set(True)  # return with the response unfinished: uvicorn drops the socket
 
     def stop_exchanges(self) -> None:
@@ -237,6 +241,11 @@ class Forwarder:
         headers = _forwarded_request_headers(raw_headers)
         emit = self.emit
         emit(("start", xid, method, path, query, headers, body.head, t0, body.truncated))
+        live = faults_for(self.faults, xid, path)
+        if live is not None and await replace_response(
+            live, xid, path, t0, send, emit, self.stopping
+        ):
+            return
         try:
             client = self._client()
             url = upstream_url(self.upstream, path, query)
@@ -263,7 +272,19 @@ class Forwarder:
             emit(("end", xid, "connect_error", detail, time.monotonic(), self.stopping))
             return
         try:
-            await self._relay(xid, response, send)
+            if live is None:
+                await self._relay(xid, response, send)
+            else:
+                await relay_faulted(
+                    live,
+                    xid,
+                    response,
+                    send,
+                    emit,
+                    t0=t0,
+                    headers=_forwarded_response_headers(response),
+                    stopping=lambda: self.stopping,
+                )
         finally:
             await response.aclose()
 

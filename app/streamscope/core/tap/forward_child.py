@@ -154,11 +154,19 @@ async def _serve_child(control: socket.socket, listener: socket.socket) -> None:
     config = receive_blocking(control)
     if config is None or config[0] != "config":
         return
-    _kind, upstream, tls, log_config = config
+    _kind, upstream, tls, log_config, *rest = config
+    faults = rest[0] if rest else None
     loop = asyncio.get_running_loop()
     listener = guard_accepts(loop, listener)  # (out of descriptors: said once, not per try)
     sender = Sender(control, loop)
-    app = Forwarder(upstream, sender.emit, tls=tls, backlog=sender.backlog, drain=sender.drain)
+    app = Forwarder(
+        upstream,
+        sender.emit,
+        tls=tls,
+        backlog=sender.backlog,
+        drain=sender.drain,
+        faults=faults,
+    )
     server = make_uvicorn(app, log_config=log_config)
     server.tap_started = lambda: sender.emit(("ready",))
 

@@ -24,6 +24,7 @@ from httpx._decoders import SUPPORTED_DECODERS, ContentDecoder
 
 from streamscope.core.capture.files import CaptureStore
 from streamscope.core.capture.recorder import CaptureRecorder
+from streamscope.core.faults.observing import Ending, Observations
 from streamscope.core.net.client import MAX_ERROR_BODY
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.redact import Scrubber, redact_url
@@ -73,6 +74,13 @@ class TapRecorder:
         self.stopping = False
         self._runs: dict[int, _Run] = {}
         self._delivering: set[asyncio.Future[None]] = set()
+        self.observed = Observations()
+        """What the tap saw of each exchange, for :meth:`reactions` (``--fault``)."""
+
+    def reactions(self, now: float | None = None) -> dict[str, Any]:
+        """How the clients reacted to the faults on cue so far: ``{"exchanges", "summary"}``
+        (:func:`~streamscope.core.faults.client_reactions`)."""
+        return self.observed.reactions(now)
 
     async def settle(self, timeout: float) -> None:
         """Wait (up to ``timeout`` seconds) until every ended exchange's capture is written
@@ -92,11 +100,21 @@ class TapRecorder:
             run = self._runs.get(xid)
             if run is not None:
                 run.head(*message[2:])
+        elif kind == "faults":
+            run = self._runs.get(xid)
+            if run is not None:
+                run.faults = tuple(message[2])
+                if run.recorder is not None:
+                    run.recorder.faults = run.faults
+                self.observed.faulted(xid, list(run.faults))
         elif kind == "end":
             run = self._runs.pop(xid, None)
             if run is not None:
                 _kind, _xid, end_kind, detail, t, stopping = message
                 self.stopping = self.stopping or stopping
+                self.observed.end(
+                    xid, _ENDINGS.get(end_kind, "stopped") if not stopping else "stopped", t
+                )
                 run.end(end_kind, detail, t)
 
     def lose_all(self, t: float, died: str | None = None) -> None:
@@ -135,6 +153,7 @@ class TapRecorder:
         shown_path = redact_url(path + (f"?{query}" if query else ""))
         exchange = TapExchange(xid, method, shown_path, url, joined, body, capture_path, t0, spec)
         run = self._runs[xid] = _Run(self, exchange, t0)
+        self.observed.start(xid, t0, body, [])
         if body_cut:  # (the forwarder streamed a longer body up and sent us its start)
             run.note = (
                 f"the request body is longer than {len(body):,} bytes: the upstream got all "
@@ -185,6 +204,7 @@ class _Run:
         self._encoding = "identity"
         self._streaming: bool | None = None
         self.note: str | None = None  # said as a warning of the turn
+        self.faults: tuple[dict[str, Any], ...] = ()  # the faults on cue it was served
 
     def head(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
         self.status = status
@@ -389,7 +409,17 @@ class _Run:
             ttft_ms=round(ttft * 1000, 1) if ttft is not None else None,
             duration_ms=round((now - self.t0) * 1000, 1),
             turn=turn,
+            faults=self.faults,
         )
+
+
+_ENDINGS: dict[str, Ending] = {
+    "eof": "close",
+    "connect_error": "close",
+    "broken": "cut",
+    "cancelled": "client_closed",
+}
+"""The forwarder's end kinds as the reactions see them (who ended the exchange)."""
 
 
 def _scrubber(exchange: TapExchange) -> Scrubber:

@@ -28,9 +28,11 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 from urllib.parse import urlsplit
 
 from streamscope.core.capture.files import CaptureStore
+from streamscope.core.faults import FaultSpec, parse_fault_spec
 from streamscope.core.net.messages import helper_command, pack, receive
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.tap.accept_guard import guard_accepts
@@ -126,7 +128,9 @@ class TapServer:
     """The tap (see the module docstring); ``captures=None`` records nothing.
     ``in_process``: forward in this process too (slower: the default off POSIX, where the
     listening socket cannot be handed to a child by its descriptor). ``died``: told (on the
-    tap's thread) why the tap stopped serving when nobody asked it to."""
+    tap's thread) why the tap stopped serving when nobody asked it to. ``faults``: a fault
+    spec (text, validated here: :class:`~streamscope.core.faults.FaultSpecError`) served on
+    its cadence (:mod:`.faulting`); :meth:`reactions` says how the clients took them."""
 
     def __init__(
         self,
@@ -141,8 +145,10 @@ class TapServer:
         in_process: bool | None = None,
         command: Callable[[int, int], list[str]] | None = None,
         died: Callable[[str], None] | None = None,
+        faults: str | FaultSpec | None = None,
     ) -> None:
         check_upstream(upstream)
+        self.faults = parse_fault_spec(faults) if isinstance(faults, str) else faults
         self.upstream = upstream.rstrip("/")
         self.tls = tls
         self.recorder = TapRecorder(
@@ -164,6 +170,11 @@ class TapServer:
     @property
     def root_url(self) -> str:
         return f"http://{_url_host(self.host)}:{self.port}"
+
+    def reactions(self, now: float | None = None) -> dict[str, Any]:
+        """How the clients reacted to the faults on cue so far (``{"exchanges", "summary"}``,
+        see :func:`~streamscope.core.faults.client_reactions`)."""
+        return self.recorder.reactions(now)
 
     @property
     def base_url(self) -> str:
@@ -288,7 +299,7 @@ class TapServer:
 
     async def _serve_here(self, ready: Callable[[], None]) -> None:
         sock = self.bind()
-        app = Forwarder(self.upstream, self.recorder.handle, tls=self.tls)
+        app = Forwarder(self.upstream, self.recorder.handle, tls=self.tls, faults=self.faults)
         server = make_uvicorn(app, log_config=self._log_config)
         server.tap_started = ready
 
@@ -331,7 +342,7 @@ class TapServer:
                 writer.write(pack(("stop",)))
 
         self._stop = stop
-        writer.write(pack(("config", self.upstream, self.tls, self._log_config)))
+        writer.write(pack(("config", self.upstream, self.tls, self._log_config, self.faults)))
         if self._stopping:
             stop()
         if self._log_config and hasattr(os, "nice"):  # (the foreground: streamscope tap)

@@ -1,21 +1,21 @@
-"""What the server saw of each exchange — when it arrived, its body's hash, the faults it was
-served, when the server ended it or the client hung up — for
-:func:`~streamscope.core.faults.client_reactions` (:class:`Observations`), and
-:func:`scaled` (a playback's times multiplied: faults are applied in real seconds)."""
+"""What a server (``serve``, the tap) saw of each exchange — when it arrived, its body's hash,
+the faults it was served, when the server ended it or the client hung up — kept as it happens
+(:class:`Observations`, thread-safe) for :func:`~streamscope.core.faults.client_reactions`."""
 
 from __future__ import annotations
 
 import hashlib
 import threading
 import time
-from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
-from streamscope.core.faults import ObservedExchange, client_reactions
-from streamscope.core.faults.playback import Playback, Write
-from streamscope.core.serve.report import Ending
+from streamscope.core.faults.reaction import ObservedExchange, client_reactions
 
-__all__ = ["Observations", "scaled"]
+__all__ = ["Ending", "Observations"]
+
+Ending = Literal["close", "cut", "client_closed", "stopped"]
+"""How an exchange ended: the body ended, the server dropped the connection (a cut), the
+client hung up first, or the server stopped."""
 
 
 class Observations:
@@ -31,6 +31,13 @@ class Observations:
         digest = hashlib.sha256(body).hexdigest()
         with self._lock:
             self._observed[xid] = _Observed(str(xid), arrived, digest, faults)
+
+    def faulted(self, xid: int, faults: list[dict[str, Any]]) -> None:
+        """Note the faults of an exchange known only as it ends (the tap's)."""
+        with self._lock:
+            seen = self._observed.get(xid)
+            if seen is not None:
+                seen.faults = faults
 
     def end(self, xid: int, ending: Ending, at: float) -> None:
         """Note how an exchange ended: the server's end (a close or a cut) or the client's."""
@@ -88,13 +95,3 @@ class _Observed:
         self.server_ended: float | None = None
         self.client_closed: float | None = None
         self.stopped = False
-
-
-def scaled(playback: Playback, factor: float) -> Playback:
-    """``playback`` with every time multiplied by ``factor``."""
-    return replace(
-        playback,
-        writes=tuple(Write(w.at * factor, w.data) for w in playback.writes),
-        headers_at=playback.headers_at * factor,
-        end_at=None if playback.end_at is None else playback.end_at * factor,
-    )
