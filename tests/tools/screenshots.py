@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/tools/screenshots.py [--out DIR] [--scenario demo-tools ...]
     .venv/bin/python tests/tools/screenshots.py --scenario tap   # Tap another app
+    .venv/bin/python tests/tools/screenshots.py --scenario tap-faults   # … with faults on cue
     .venv/bin/python tests/tools/screenshots.py --theme dark     # in the dark theme
     .venv/bin/python tests/tools/screenshots.py [--size 1024x700] [--display :93] [--extras]
 
@@ -54,14 +55,15 @@ def shot(name):
     # (no app.processEvents() here: called from a task, it would run other tasks inside it)
     subprocess.run(["import", "-window", "root", f"{out}/{name}.png"], check=True)
 
-async def tap_shot():
+async def tap_shot(faults=""):
     # Endpoint > Tap another app...: the demo as upstream, other clients through the tap
     import threading
     import httpx
     server = await window.demo.ensure_started()
     window.open_tap_dialog()
-    dialog = window._tap_dialog
+    dialog = window.tap_dock.dialog
     dialog.upstream.setEditText(server.root_url)
+    dialog.faults.setText(faults)
     dialog.start_button.click()
     while not window.tap.running:
         await asyncio.sleep(0.05)
@@ -84,13 +86,14 @@ async def tap_shot():
     window.tap.show(window.tap.exchanges[0])
     dialog.move(window.x() + 330, window.y() + 470)
     await asyncio.sleep(1.0)
-    shot("tap")
+    shot("tap-faults" if faults else "tap")
     window.tap.stop_and_wait()
 
 async def main():
     await asyncio.sleep(1.0)
-    if scenarios == ["tap"]:
-        await tap_shot()
+    if scenarios in (["tap"], ["tap-faults"]):
+        faults = "cut@frame:20/every=2,http=429:retry-after=1/every=3"
+        await tap_shot(faults if scenarios == ["tap-faults"] else "")
         await window.shutdown()
         return
     for i, scenario in enumerate(scenarios):

@@ -4,15 +4,17 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from streamscope.core.faults.reaction import ObservedExchange
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.wire.dialects.base import RequestSpec
 
-__all__ = ["ExchangeResult", "TapExchange", "TapListener"]
+__all__ = ["ExchangeResult", "TapExchange", "TapListener", "observed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +82,22 @@ class TapListener(Protocol):
     def exchange_finished(self, result: ExchangeResult) -> None:
         """The exchange ended (any outcome); its capture may still be being written."""
         ...
+
+
+def observed(result: ExchangeResult) -> ObservedExchange:
+    """An ended exchange as the reactions to faults see it
+    (:func:`~streamscope.core.faults.client_reactions`): the client hung up first when it was
+    cancelled, else the tap (or upstream) ended it — neither when the tap stopped."""
+    ex = result.exchange
+    ended: float | None = ex.started + result.duration_ms / 1000
+    by_client = result.outcome == "cancelled"
+    if by_client and result.reason.startswith("the tap stopped"):
+        ended = None
+    return ObservedExchange(
+        str(ex.id),
+        ex.started,
+        hashlib.sha256(ex.body).hexdigest(),
+        result.faults,
+        server_ended=None if by_client else ended,
+        client_closed=ended if by_client else None,
+    )

@@ -1,7 +1,7 @@
 """Endpoint → Tap another app…: the tap's dialog — upstream (a configured endpoint, the
-built-in demo or a URL), port, Start/Stop, and once the tap runs, the base URL to paste and
-the SDKs' environment lines. The tap itself is
-:class:`~streamscope.ui.tap.tap_panel.TapController`'s.
+built-in demo or a URL), port, faults on cue (a ``--fault`` spec, checked as it is typed, with
+presets), Start/Stop, and once the tap runs, the base URL to paste and the SDKs' environment
+lines. The tap itself is :class:`~streamscope.ui.tap.tap_panel.TapController`'s.
 """
 
 from __future__ import annotations
@@ -18,12 +18,17 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
+
+from streamscope.core.faults import FaultSpecError, parse_fault_spec
+from streamscope.ui.base.theme import set_text_colour
 
 if TYPE_CHECKING:
     from streamscope.core.net.endpoints import Endpoint
@@ -31,9 +36,24 @@ if TYPE_CHECKING:
     from streamscope.ui.endpoint.demo_service import DemoService
     from streamscope.ui.tap.tap_panel import TapController
 
-__all__ = ["DEMO_UPSTREAM", "TapDialog"]
+__all__ = ["DEMO_UPSTREAM", "FAULT_PRESETS", "TapDialog"]
 
 DEMO_UPSTREAM = "Built-in demo"
+
+FAULT_PRESETS: tuple[tuple[str, str], ...] = (
+    ("Rate limited once, then the answer", "http=429:retry-after=2/next"),
+    ("Server error (500) every time", "http=500"),
+    ("Cut inside frame 5", "cut@frame:5"),
+    ("No terminal signal ([DONE], message_stop …)", "drop-terminal"),
+    ("Silent for 30 s before frame 3", "stall@frame:3=30"),
+    ("The provider's error frame at frame 3", "error@frame:3"),
+    ("Broken JSON in frame 2", "garble@frame:2"),
+    ("Slow: 200 ms more per frame", "slow=200"),
+    ("A buffering proxy (everything at the end)", "merge-reads"),
+    ("One byte per write", "split-reads"),
+    ("Headers 5 s late", "delay-headers=5"),
+)
+"""The Faults section's presets: (what it does, the spec)."""
 
 
 class TapDialog(QDialog):
@@ -79,11 +99,33 @@ class TapDialog(QDialog):
         self.env.setFixedHeight(self.env.fontMetrics().lineSpacing() * 4 + 14)
         self.env.setMinimumWidth(self.env.fontMetrics().horizontalAdvance("x" * 46))
         self.copy_env = QPushButton("Copy lines", self)
+        self.faults = QLineEdit(self)
+        self.faults.setPlaceholderText("none — e.g. http=429:retry-after=2/next, cut@frame:5")
+        self.faults.setToolTip(
+            "Faults on cue, comma-separated: each on every request, the first (/next) or every "
+            "k-th (/every=K). Frames are numbered from 0 as the Frames tab numbers them."
+        )
+        self.presets = QToolButton(self)
+        self.presets.setText("Presets")
+        self.presets.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.presets)
+        for label, spec in FAULT_PRESETS:
+            action = menu.addAction(f"{label} — {spec}")
+            action.triggered.connect(lambda _=False, spec=spec: self.faults.setText(spec))
+        self.presets.setMenu(menu)
+        self.fault_message = QLabel(self)
+        self.fault_message.setWordWrap(True)
+        self.fault_message.hide()
         self.message = QLabel(self)
         self.message.setWordWrap(True)
         form = QFormLayout()
         form.addRow("Upstream", self.upstream)
         form.addRow("Port (127.0.0.1)", self.port)
+        fault_row = QHBoxLayout()
+        fault_row.addWidget(self.faults, 1)
+        fault_row.addWidget(self.presets)
+        form.addRow("Faults", fault_row)
+        form.addRow("", self.fault_message)
         base_row = QHBoxLayout()
         base_row.addWidget(self.base_url, 1)
         base_row.addWidget(self.copy_button)
@@ -105,6 +147,7 @@ class TapDialog(QDialog):
         self.start_button.clicked.connect(self._on_start_clicked)
         self.copy_button.clicked.connect(self._on_copy_clicked)
         self.copy_env.clicked.connect(self._on_copy_env_clicked)
+        self.faults.textChanged.connect(self._check_faults)
         controller.stateChanged.connect(self._show_state)
         self._show_state()
 
@@ -114,10 +157,42 @@ class TapDialog(QDialog):
             return self.demo.base_url("openai").removesuffix("/v1")
         return text
 
+    def fault_spec(self) -> str | None:
+        """The Faults box's spec, ``None`` when it is empty; :class:`FaultSpecError` when it
+        cannot be used."""
+        text = self.faults.text().strip()
+        if not text:
+            return None
+        return str(parse_fault_spec(text))
+
+    def _check_faults(self) -> None:
+        """Say at once what is wrong with the spec typed (Start waits until it is right)."""
+        try:
+            spec = self.fault_spec()
+        except FaultSpecError as exc:
+            self.fault_message.setText(f"at {exc.token!r}: expected {exc.expected}")
+            set_text_colour(self.fault_message, "error_window")
+            self.fault_message.show()
+            self.start_button.setEnabled(self.controller.running)
+            return
+        self.fault_message.setText(
+            f"{spec}: each tapped exchange's row and inspector header say what the fault "
+            "did and how the client reacted."
+            if spec is not None
+            else ""
+        )
+        set_text_colour(self.fault_message, None)
+        self.fault_message.setVisible(spec is not None)
+        self.start_button.setEnabled(True)
+
     def _on_start_clicked(self) -> None:
         c = self.controller
         if c.running:
             c.stop()
+            return
+        try:
+            faults = self.fault_spec()
+        except FaultSpecError:
             return
         demo = self.demo
         if self.upstream.currentText().strip() == DEMO_UPSTREAM and demo and not demo.running:
@@ -130,7 +205,7 @@ class TapDialog(QDialog):
         upstream = self.chosen_upstream()
         self.message.setText("Starting…")
         self.start_button.setEnabled(False)
-        c.start(upstream, self.port.value(), tls=self._tls.get(upstream))
+        c.start(upstream, self.port.value(), tls=self._tls.get(upstream), faults=faults)
 
     def _show_state(self) -> None:
         c = self.controller
@@ -139,12 +214,17 @@ class TapDialog(QDialog):
         self.start_button.setText("Stop" if running else "Start")
         self.upstream.setEnabled(not running)
         self.port.setEnabled(not running)
+        self.faults.setEnabled(not running)
+        self.presets.setEnabled(not running)
+        if not running:
+            self._check_faults()
         if c.server is not None:
             self.base_url.setText(c.server.base_url)
             self.env.setPlainText("\n".join(c.server.env_lines()))
+            faults = f" Faults on cue: {c.faults}." if c.faults else ""
             self.message.setText(
                 f"Listening on {c.server.root_url}: point a client's base URL here; its "
-                "exchanges appear in the Tapped list."
+                f"exchanges appear in the Tapped list.{faults}"
             )
         else:
             self.base_url.clear()

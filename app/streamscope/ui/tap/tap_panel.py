@@ -73,6 +73,7 @@ class TapController(QObject):
         self.error = ""
         self.died = False  # (``error`` says why the running tap stopped, unasked)
         self.upstream = ""
+        self.faults: str | None = None  # the running tap's fault spec (the Tap dialog's)
         self.exchanges: list[TappedExchange] = []
         self.shown: TappedExchange | None = None
         self._by_key: dict[int, TappedExchange] = {}  # key: the window's own numbering
@@ -88,9 +89,17 @@ class TapController(QObject):
     def running(self) -> bool:
         return self.server is not None
 
-    def start(self, upstream: str, port: int, *, tls: TLSOptions | None = None) -> None:
+    def start(
+        self,
+        upstream: str,
+        port: int,
+        *,
+        tls: TLSOptions | None = None,
+        faults: str | None = None,
+    ) -> None:
         """Start a tap in front of ``upstream`` on 127.0.0.1:``port`` (0: any free port),
-        with the endpoint's TLS options (system trust, CA file, verification off)."""
+        with the endpoint's TLS options (system trust, CA file, verification off) and the
+        faults on cue of ``faults`` (a ``--fault`` spec, already checked)."""
         if self.server is not None:
             return
         from streamscope.core.capture.files import CaptureStore
@@ -98,6 +107,7 @@ class TapController(QObject):
 
         self.error, self.died = "", False
         self.upstream = upstream
+        self.faults = faults
         bridge = self._bridge = Bridge("auto")
         bridge.started.connect(self._on_started)
         bridge.finished.connect(self._on_finished)
@@ -110,6 +120,7 @@ class TapController(QObject):
                 captures=CaptureStore(),
                 listener=bridge,
                 died=lambda why: self._died.emit(server, why),
+                faults=faults,
             )
         except ValueError as exc:
             self.error = str(exc)
@@ -190,10 +201,31 @@ class TapController(QObject):
         self._take(item)
         self.liveness.end(item)
         item.result = result
+        self._react()
         if item is self.shown:
             self.inspector.finish_turn(result.turn)
             self._name(item)
         self.exchangeChanged.emit(item)
+
+    def _react(self) -> None:
+        """Say on each faulted exchange how its client reacted (a later retry changes what
+        an earlier exchange's row says)."""
+        from streamscope.core.faults import client_reactions, describe_reaction
+        from streamscope.core.tap.exchange import observed
+
+        ended = [i for i in self.exchanges if i.result is not None]
+        if not any(i.result is not None and i.result.faults for i in ended):
+            return
+        by_id = {str(i.exchange.id): i for i in ended}
+        seen = [observed(i.result) for i in ended if i.result is not None]
+        for report in client_reactions(seen, now=time.monotonic())["exchanges"]:
+            item = by_id.get(report["exchange"])
+            said = describe_reaction(report)
+            if item is not None and item.reaction != said:
+                item.reaction = said
+                self.exchangeChanged.emit(item)
+                if item is self.shown:
+                    self.inspector.header.set_note(said)
 
     def _on_liveness_ticked(self, item: TappedExchange, live: Liveness) -> None:
         said = item.label()
@@ -206,7 +238,7 @@ class TapController(QObject):
     def _name(self, item: TappedExchange) -> None:
         header = self.inspector.header
         header.show_turn(item.ref(), live=item.result is None)
-        header.set_note("")
+        header.set_note(item.reaction)
         header.set_live_elsewhere(False)
 
     def show(self, item: TappedExchange) -> bool:
@@ -292,6 +324,8 @@ class TapPanel(QWidget):
         if row is None:
             return
         row.setText(item.label())
+        if item.reaction:  # (the row may be narrower than what it says)
+            row.setToolTip(item.label())
         if item.result is not None:
             row.setForeground(outcome_colour(Outcome(item.result.outcome), self.palette()))
 

@@ -113,6 +113,9 @@ class TappedExchange:
     """Its liveness while it streams (fed the batches the window takes)."""
     live: Liveness | None = None
     """How it was doing at the last tick of the tap's live clock."""
+    reaction: str = ""
+    """Its faults on cue and how its client reacted (``cut@frame:5 → read to the end and
+    did not retry``), once it has ended; "" without faults."""
 
     def __post_init__(self) -> None:
         self.watch = LivenessWatch(self.exchange.started)
@@ -156,9 +159,13 @@ class TappedExchange:
             )
         outcome = Outcome(r.outcome)
         glyph = GLYPHS[outcome][0]
+        applied = ", ".join(str(f.get("fault")) for f in r.faults if f.get("applied"))
+        missed = ", ".join(str(f.get("fault")) for f in r.faults if not f.get("applied"))
+        said = self.reaction or applied or f"{missed} (not applied)"
         return (
             f"{head}\n{glyph} {r.outcome} · {r.status} · {r.frames} frames · "
             f"{format_bytes(r.bytes)} · {r.duration_ms / 1000:.2f} s"
+            + (f"\n⚡ {said}" if r.faults else "")
         )
 
 
