@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,78 @@ def test_anthropic_gets_its_own_error_event_and_retries_an_overload(
         assert "".join(_claude(server.root_url)) == "Hello, world"
         report = _one(server)
     assert (report["retries"], report["retry_after_honoured"]) == (1, True)
+
+
+@pytest.fixture(scope="module")
+def responses_and_gemini(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Responses and a Gemini exchange recorded through the tap from the demo."""
+    from streamscope.core.capture.files import CaptureStore
+    from streamscope.core.tap.server import TapServer
+    from streamscope.demo.server import DemoServer
+    from support.tap_upstream import Collector
+
+    folder = tmp_path_factory.mktemp("recorded")
+    collector = Collector()
+    with (
+        DemoServer(speed=1000) as demo,
+        TapServer(demo.root_url, port=0, captures=CaptureStore(folder), listener=collector) as tap,
+    ):
+        _responses(tap.root_url, retries=0)
+        _gemini(tap.root_url)
+        collector.wait(2)
+    return folder
+
+
+def _responses(root: str, *, retries: int = 2) -> str:
+    with (
+        openai.OpenAI(base_url=root + "/v1", api_key="sk-test", max_retries=retries) as oai,
+        oai.responses.stream(model="demo", input="hi") as stream,
+    ):
+        return stream.get_final_response().output_text
+
+
+def _gemini(root: str) -> tuple[str, object]:
+    from google import genai
+    from google.genai import types as genai_types
+
+    client = genai.Client(
+        api_key="gm-test-key",
+        http_options=genai_types.HttpOptions(base_url=root, api_version="v1beta"),
+    )
+    chunks = list(client.models.generate_content_stream(model="demo", contents="hi"))
+    return "".join(c.text or "" for c in chunks), (chunks[-1].candidates or [])[0].finish_reason
+
+
+def test_the_responses_sdk_under_faults(responses_and_gemini: Path) -> None:
+    with serving(responses_and_gemini, "drop-terminal") as server:
+        with pytest.raises(
+            RuntimeError, match=re.escape("Didn't receive a `response.completed` event")
+        ):
+            _responses(server.root_url)
+        assert _one(server)["finished_as_if_whole"] is True  # (it read to the close, then raised)
+    with serving(responses_and_gemini, "http=503:retry-after=0/next") as server:
+        assert len(_responses(server.root_url)) == 634
+        assert _one(server)["retries"] == 1  # (the SDK retried the 503 once and got the answer)
+    with serving(responses_and_gemini, "cut@frame:3") as server:
+        with pytest.raises(openai.APIConnectionError):
+            _responses(server.root_url)
+        assert _one(server)["retries"] == 0  # (no retry once the stream had begun)
+
+
+def test_the_gemini_sdk_under_faults(responses_and_gemini: Path) -> None:
+    from google.genai import errors
+
+    with serving(responses_and_gemini, "drop-terminal") as server:
+        text, finish = _gemini(server.root_url)
+        assert (len(text), finish) == (634, None)  # (no finish reason, and no complaint)
+        assert _one(server)["finished_as_if_whole"] is True
+    with (
+        serving(responses_and_gemini, "error@frame:3") as server,
+        pytest.raises(errors.ServerError, match="injected by StreamScope: error@frame:3"),
+    ):
+        _gemini(server.root_url)
+    with serving(responses_and_gemini, "http=503:retry-after=0/next") as server:
+        with pytest.raises(errors.ServerError, match=r"^503 UNAVAILABLE"):
+            _gemini(server.root_url)
+        report = _one(server)
+    assert (report["retries"], report["retry_after_honoured"]) == (0, None)  # (no retry)
