@@ -15,12 +15,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from streamscope.core.serve import ServedExchange, ServeServer
+from streamscope.core.serve import ServeServer
 from streamscope.core.serve import exchange as serve_exchange
 from streamscope.core.wire.sizes import format_bytes
 from support.serve_client import (
     CHAT,
     FINAL,
+    Lines,
     ask,
     capture,
     dechunk,
@@ -32,24 +33,6 @@ from support.serve_client import (
 TEXT = frame("Grüß 世界 🙂")
 READS = [(0.15, frame("Hello")), (0.4, TEXT[:20]), (0.41, TEXT[20:]), (0.7, FINAL)]
 """(the second and third split inside a frame, and the second inside a UTF-8 character)"""
-
-
-class Lines:
-    """The server's listener: every finished exchange."""
-
-    def __init__(self) -> None:
-        self.items: list[ServedExchange] = []
-        self._cond = threading.Condition()
-
-    def __call__(self, exchange: ServedExchange) -> None:
-        with self._cond:
-            self.items.append(exchange)
-            self._cond.notify_all()
-
-    def wait(self, n: int, timeout: float = 10.0) -> list[ServedExchange]:
-        with self._cond:
-            assert self._cond.wait_for(lambda: len(self.items) >= n, timeout), self.items
-            return list(self.items)
 
 
 @pytest.fixture

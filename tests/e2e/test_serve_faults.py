@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,18 @@ import httpx
 import pytest
 
 from streamscope.core.faults import describe_reaction, describe_summary
-from streamscope.core.serve import ServedExchange, ServeServer
-from support.serve_client import CHAT, FINAL, ask, capture, dechunk, frame, raw_request, save
+from streamscope.core.serve import ServeServer
+from support.serve_client import (
+    CHAT,
+    FINAL,
+    Lines,
+    ask,
+    capture,
+    dechunk,
+    frame,
+    raw_request,
+    save,
+)
 
 TEXT = frame("Grüß 世界 🙂")
 READS = [(0.15, frame("Hello")), (0.4, TEXT[:20]), (0.41, TEXT[20:]), (0.7, FINAL)]
@@ -27,22 +36,6 @@ BODY = b"".join(data for _, data in READS)
 F0 = frame("Hello")
 FINISH, DONE = FINAL.split(b"\n\n", 1)[0] + b"\n\n", b"data: [DONE]\n\n"
 """Frames: 0 Hello, 1 the text (two reads), 2 the finish_reason chunk, 3 [DONE]."""
-
-
-class Lines:
-    def __init__(self) -> None:
-        self.items: list[ServedExchange] = []
-        self._cond = threading.Condition()
-
-    def __call__(self, exchange: ServedExchange) -> None:
-        with self._cond:
-            self.items.append(exchange)
-            self._cond.notify_all()
-
-    def wait(self, n: int, timeout: float = 10.0) -> list[dict[str, Any]]:
-        with self._cond:
-            assert self._cond.wait_for(lambda: len(self.items) >= n, timeout), self.items
-            return [x.to_json() for x in self.items]
 
 
 def serving(tmp_path: Path, spec: str, lines: Lines, **options: object) -> ServeServer:
@@ -70,7 +63,7 @@ def test_cut_at_frame_drops_the_connection_inside_that_frame(tmp_path: Path) -> 
             with pytest.raises(httpx.RemoteProtocolError):
                 for chunk in r.iter_raw():
                     got += chunk
-        (line,) = lines.wait(1)
+        (line,) = lines.json(1)
         reaction = only(server.reactions())
     cut = len(F0) + len(TEXT) // 2
     assert bytes(got) == BODY[:cut]
@@ -108,7 +101,7 @@ def test_a_stall_is_silence_a_client_with_a_read_timeout_closes_and_the_report_s
             with pytest.raises(httpx.ReadTimeout):
                 for chunk in r.iter_raw():
                     got += chunk
-        (line,) = lines.wait(1)
+        (line,) = lines.json(1)
         reaction = only(server.reactions())
     assert bytes(got) == F0  # (--fast: the recorded waits are gone, the stall is not)
     assert line["outcome"] == "cancelled"
@@ -161,7 +154,7 @@ def test_drop_terminal_ends_cleanly_without_done_and_a_client_that_reads_on_fini
     with serving(tmp_path, "drop-terminal", lines) as server:
         with httpx.Client() as client:
             r = client.post(server.base_url + "/chat/completions", json=ask("hi"))
-        (line,) = lines.wait(1)
+        (line,) = lines.json(1)
         reaction = only(server.reactions())
     assert r.content == BODY[: len(BODY) - len(DONE)]
     assert r.headers.get("content-length") is None  # (the recording had none: chunked)
@@ -189,7 +182,7 @@ def test_an_error_frame_in_the_dialect_then_a_clean_close(tmp_path: Path) -> Non
     with serving(tmp_path, "error@frame:2", lines) as server:
         with httpx.Client() as client:
             r = client.post(server.base_url + "/chat/completions", json=ask("hi"))
-        (line,) = lines.wait(1)
+        (line,) = lines.json(1)
     assert r.content.startswith(
         F0 + TEXT + b'data: {"error":{"message":"injected by StreamScope: error@frame:2"'
     )
@@ -203,7 +196,7 @@ def test_garble_breaks_one_frame_in_place(tmp_path: Path) -> None:
     with serving(tmp_path, "garble@frame:1=utf8", lines) as server:
         with httpx.Client() as client:
             r = client.post(server.base_url + "/chat/completions", json=ask("hi"))
-        (line,) = lines.wait(1)
+        (line,) = lines.json(1)
     assert r.content.startswith(F0) and r.content.endswith(FINAL)
     middle = r.content[len(F0) : len(r.content) - len(FINAL)]
     assert middle != TEXT
@@ -283,7 +276,7 @@ def test_slow_delays_every_frame_and_split_reads_writes_every_byte_alone(tmp_pat
     lines = Lines()
     with serving(tmp_path, "slow=100", lines) as server:
         raw = raw_request(server.port)
-        (line,) = lines.wait(1)
+        (line,) = lines.json(1)
     chunks, whole = dechunk(raw.body)
     # (the reads stay as recorded, split where frames start: one frame in two reads stays two)
     assert (chunks, whole) == ([F0, TEXT[:20], TEXT[20:], FINISH, DONE], True)
@@ -293,7 +286,7 @@ def test_slow_delays_every_frame_and_split_reads_writes_every_byte_alone(tmp_pat
     lines = Lines()
     with serving(tmp_path, "split-reads", lines) as server:
         raw = raw_request(server.port)
-        (line,) = lines.wait(1)
+        (line,) = lines.json(1)
     chunks, whole = dechunk(raw.body)
     assert whole and b"".join(chunks) == BODY and {len(c) for c in chunks} == {1}
     assert line["faults"][0]["writes"] == len(READS)
@@ -303,7 +296,7 @@ def test_merge_reads_holds_the_body_and_delay_headers_holds_the_head(tmp_path: P
     lines = Lines()
     with serving(tmp_path, "merge-reads,delay-headers=0.4", lines) as server:
         raw = raw_request(server.port)
-        (line,) = lines.wait(1)
+        (line,) = lines.json(1)
     assert dechunk(raw.body) == ([BODY], True)
     assert raw.recvs[0][0] >= 0.38
     assert [f["fault"] for f in line["faults"]] == ["merge-reads", "delay-headers=0.4"]
@@ -316,7 +309,7 @@ def test_every_k_and_a_fault_that_cannot_apply_says_why(tmp_path: Path) -> None:
             assert (
                 client.post(server.base_url + "/chat/completions", json=ask("hi")).content == BODY
             )
-        got = lines.wait(3)
+        got = lines.json(3)
     assert [ln["faults"] for ln in got] == [
         [],
         [

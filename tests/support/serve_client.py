@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streamscope.core.capture.format import (
     Capture,
@@ -20,6 +21,9 @@ from streamscope.core.capture.format import (
     write_capture,
 )
 from streamscope.core.turn.outcome import EndKind
+
+if TYPE_CHECKING:
+    from streamscope.core.serve import ServedExchange
 
 CHAT = "/v1/chat/completions"
 SSE_HEADERS = (("content-type", "text/event-stream"), ("transfer-encoding", "chunked"))
@@ -177,3 +181,26 @@ def dechunk(data: bytes) -> tuple[list[bytes], bool]:
             return chunks, False
         chunks.append(data[start : start + size])
         pos = start + size + 2
+
+
+class Lines:
+    """A server's listener: every finished exchange, as it is told."""
+
+    def __init__(self) -> None:
+        self.items: list[ServedExchange] = []
+        self._cond = threading.Condition()
+
+    def __call__(self, exchange: ServedExchange) -> None:
+        with self._cond:
+            self.items.append(exchange)
+            self._cond.notify_all()
+
+    def wait(self, n: int, timeout: float = 10.0) -> list[ServedExchange]:
+        """The first ``n`` exchanges, once they have ended."""
+        with self._cond:
+            assert self._cond.wait_for(lambda: len(self.items) >= n, timeout), self.items
+            return list(self.items)
+
+    def json(self, n: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """The first ``n`` exchanges' JSON lines, once they have ended."""
+        return [x.to_json() for x in self.wait(n, timeout)]

@@ -16,6 +16,7 @@ from typing import Any
 from streamscope.core.capture.format import Capture, CaptureEnd, CaptureResponse, ReadLog
 from streamscope.core.capture.replay import replay_capture
 from streamscope.core.faults.observing import Ending
+from streamscope.core.tap.exchange import exchange_line
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import EndKind
 from streamscope.core.turn.pipeline import MarkedFrame, PipelineUpdate
@@ -45,24 +46,24 @@ class ServedExchange:
     :meth:`~streamscope.core.faults.AppliedFault.describe` says them."""
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON line: ``{"id", "method", "path", "status", "outcome", "reason",
-        "dialect", "frames", "bytes", "ttft_ms", "duration_ms", "capture", "faults",
-        "served"}`` (``capture`` is always ``null``: serve records nothing; ``faults`` is
-        ``[]`` when none was scheduled)."""
+        """The JSON line: the tap's (:func:`~streamscope.core.tap.exchange.exchange_line`,
+        ``capture`` always ``null``: serve records nothing) plus ``served``."""
         return {
-            "id": self.id,
-            "method": self.method,
-            "path": self.path,
-            "status": self.status,
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "dialect": self.dialect,
-            "frames": self.frames,
-            "bytes": self.bytes,
-            "ttft_ms": self.ttft_ms,
-            "duration_ms": self.duration_ms,
-            "capture": None,
-            "faults": list(self.faults),
+            **exchange_line(
+                self.id,
+                self.method,
+                self.path,
+                self.status,
+                self.outcome,
+                self.reason,
+                self.dialect,
+                self.frames,
+                self.bytes,
+                self.ttft_ms,
+                self.duration_ms,
+                None,
+                self.faults,
+            ),
             "served": self.served,
         }
 

@@ -14,7 +14,7 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.wire.dialects.base import RequestSpec
 
-__all__ = ["ExchangeResult", "TapExchange", "TapListener", "observed"]
+__all__ = ["ExchangeResult", "TapExchange", "TapListener", "exchange_line", "observed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,25 +51,59 @@ class ExchangeResult:
     """The faults on cue this exchange was served (``--fault``), applied or not."""
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON line: ``{"id", "method", "path", "status", "outcome", "reason",
-        "dialect", "frames", "bytes", "ttft_ms", "duration_ms", "capture", "faults"}``
-        (``faults``: ``[]`` without ``--fault``)."""
+        """The JSON line (:func:`exchange_line`)."""
         ex = self.exchange
-        return {
-            "id": ex.id,
-            "method": ex.method,
-            "path": ex.path,
-            "status": self.status,
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "dialect": self.dialect,
-            "frames": self.frames,
-            "bytes": self.bytes,
-            "ttft_ms": self.ttft_ms,
-            "duration_ms": self.duration_ms,
-            "capture": str(ex.capture) if ex.capture is not None else None,
-            "faults": list(self.faults),
-        }
+        return exchange_line(
+            ex.id,
+            ex.method,
+            ex.path,
+            self.status,
+            self.outcome,
+            self.reason,
+            self.dialect,
+            self.frames,
+            self.bytes,
+            self.ttft_ms,
+            self.duration_ms,
+            str(ex.capture) if ex.capture is not None else None,
+            self.faults,
+        )
+
+
+def exchange_line(
+    id: int,
+    method: str,
+    path: str,
+    status: int | None,
+    outcome: str,
+    reason: str,
+    dialect: str | None,
+    frames: int,
+    bytes: int,
+    ttft_ms: float | None,
+    duration_ms: float,
+    capture: str | None,
+    faults: tuple[dict[str, Any], ...],
+) -> dict[str, Any]:
+    """An exchange's JSON line, as ``tap --json`` prints it (``serve --json`` adds
+    ``served``): ``{"id", "method", "path", "status", "outcome", "reason", "dialect",
+    "frames", "bytes", "ttft_ms", "duration_ms", "capture", "faults"}`` (``faults``: what
+    ``--fault`` did to the exchange, ``[]`` without)."""
+    return {
+        "id": id,
+        "method": method,
+        "path": path,
+        "status": status,
+        "outcome": outcome,
+        "reason": reason,
+        "dialect": dialect,
+        "frames": frames,
+        "bytes": bytes,
+        "ttft_ms": ttft_ms,
+        "duration_ms": duration_ms,
+        "capture": capture,
+        "faults": list(faults),
+    }
 
 
 class TapListener(Protocol):
