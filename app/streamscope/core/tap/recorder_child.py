@@ -24,6 +24,7 @@ import contextlib
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from streamscope.core.net.arrivals import ArrivalBoard, ArrivalLog
@@ -143,7 +144,7 @@ class _Control:
     """The window's requests (a thread): ``stop``, or the window gone. A stop asked before
     the tap serves is done once it does."""
 
-    def __init__(self, sock: socket.socket, stop: Any) -> None:
+    def __init__(self, sock: socket.socket, stop: Callable[[], None]) -> None:
         self._stop = stop
         self._lock = threading.Lock()
         self._served = self._asked = False
