@@ -182,6 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from streamscope.core.tap.forward_child import forwarder_main
 
         return forwarder_main(given[1:])
+    if given[:1] == ["--tap-recorder"]:  # the window's tap's recording process (internal)
+        from streamscope.core.tap.recorder_child import recorder_main
+
+        return recorder_main(given[1:])
     if len(given) == 1 and given[0].lower().endswith(CAPTURE_SUFFIXES):
         # `streamscope turn.sscap` (a file manager's "Open with"): the window replays it
         from pathlib import Path

@@ -3,7 +3,8 @@
     .venv/bin/python tests/benchmarks/run_all.py [--quick]
 
 Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``), the text diff of Compare
-two turns, the tap (``bench_tap.py``: added latency per read, firehose tap ÷ direct),
+two turns, the tap (``bench_tap.py``: added latency per read, firehose tap ÷ direct; and
+``bench_tap_window.py``: the window's worst stall while its tap records a firehose),
 bench mode's load runner against the demo's stamps (``bench_load.py``) and with the Bench
 window open and plotting (``bench_window_load.py``),
 then the GUI firehose, the 1,000,000-frame capture and the cold start
@@ -29,6 +30,7 @@ import bench_load
 import bench_pipeline
 import bench_sse
 import bench_tap
+import bench_tap_window
 import bench_window_load
 from bench_gui import Row, check, info, print_table
 
@@ -88,6 +90,7 @@ def main() -> int:
     print("pipeline done", file=sys.stderr, flush=True)
     rows += text_diff_rows()
     rows += bench_tap.measure(args.quick)
+    rows += bench_tap_window.measure(args.quick)
     print("tap done", file=sys.stderr, flush=True)
     rows += bench_load.measure(args.quick)
     rows += bench_window_load.measure()

@@ -164,9 +164,9 @@ class ArrivalBoard:
         handed over already)."""
 
     @classmethod
-    def create(cls) -> ArrivalBoard:
+    def create(cls, slots: int = SLOTS) -> ArrivalBoard:
         """A board in shared memory, its :attr:`fd` to be handed to the child (POSIX)."""
-        size = SLOTS * SLOT_SIZE
+        size = slots * SLOT_SIZE
         try:
             fd = os.memfd_create("streamscope-arrivals", os.MFD_CLOEXEC)
         except (AttributeError, OSError):  # (macOS; a sandbox: an unlinked temporary file)
@@ -180,16 +180,16 @@ class ArrivalBoard:
         except BaseException:
             os.close(fd)
             raise
-        return cls(buffer, fd=fd)
+        return cls(buffer, slots, fd=fd)
 
     @classmethod
-    def attach(cls, fd: int) -> ArrivalBoard:
+    def attach(cls, fd: int, slots: int = SLOTS) -> ArrivalBoard:
         """The child's view of a board whose descriptor it was handed (closed here)."""
         try:
-            buffer = mmap.mmap(fd, SLOTS * SLOT_SIZE)
+            buffer = mmap.mmap(fd, slots * SLOT_SIZE)
         finally:
             os.close(fd)
-        return cls(buffer)
+        return cls(buffer, slots)
 
     @classmethod
     def private(cls) -> ArrivalBoard:

@@ -2,12 +2,17 @@
 open in the inspector — live, while they stream (the tap's dialog is
 :mod:`streamscope.ui.tap.tap_dialog`).
 
-The tap (:class:`~streamscope.core.tap.server.TapServer`) forwards in a child process and
-records from its own event loop in a thread of the window. Each exchange is watched there by
-a :class:`Feed`: the same :class:`~streamscope.core.turn.progress.ProgressEncoder` that live
-chat turns use builds :class:`Progress` batches (rows and the reducer's :class:`TurnDelta`)
-under a lock; a feed with news pokes the window once (a queued signal), and the paint clock
-takes the batches on the UI thread. Every batch is kept per exchange, so choosing an exchange
+The tap records in a child process (:class:`~streamscope.core.tap.recording.TapProcess`,
+which runs what ``streamscope tap`` runs: forwarding in a child of its own, recording niced),
+like the stream worker: it sends the window each exchange's start, coalesced
+:class:`Progress` batches (rows and the reducer's :class:`TurnDelta`, built by the same
+:class:`~streamscope.core.turn.progress.ProgressEncoder` that live chat turns use), each
+result and why it stopped. A thread of the window hears it and hands each exchange's batches
+to its :class:`Feed` (under a lock; off POSIX, where no descriptor can be handed to a child,
+the tap records in a thread of the window, a
+:class:`~streamscope.core.tap.server.TapServer`, whose feeds encode the batches themselves);
+a feed with news pokes the window once (a queued signal), and the paint clock takes the
+batches on the UI thread. Every batch is kept per exchange, so choosing an exchange
 shows it whole — finished or still streaming — and the open one gets each new batch as it
 comes. While an exchange streams, its row (and the Timeline, when it is the one shown) says
 how it is doing, by a chat turn's rules: "● streaming · 200 · 1.2 KB · no data for 12 s"
@@ -43,6 +48,7 @@ from streamscope.ui.tap.tapped import Bridge, TappedExchange
 
 if TYPE_CHECKING:
     from streamscope.core.tap.proxy import ExchangeResult
+    from streamscope.core.tap.recording import TapProcess
     from streamscope.core.tap.server import TapServer
     from streamscope.ui.inspector.inspector import InspectorPanel
 
@@ -56,8 +62,8 @@ class TapController(QObject):
     stateChanged = Signal()
     exchangeAdded = Signal(object)
     exchangeChanged = Signal(object)
-    _startDone = Signal(object, str)  # TapServer | None, error
-    _died = Signal(object, str)  # TapServer, why it stopped serving unasked
+    _startDone = Signal(object, str)  # TapProcess | TapServer | None, error
+    _died = Signal(object, str)  # the tap, why it stopped serving unasked
 
     def __init__(
         self,
@@ -69,7 +75,7 @@ class TapController(QObject):
         super().__init__(parent)
         self.inspector = inspector
         self.busy = busy
-        self.server: TapServer | None = None
+        self.server: TapProcess | TapServer | None = None
         self.error = ""
         self.died = False  # (``error`` says why the running tap stopped, unasked)
         self.upstream = ""
@@ -102,7 +108,10 @@ class TapController(QObject):
         faults on cue of ``faults`` (a ``--fault`` spec, already checked)."""
         if self.server is not None:
             return
+        import os
+
         from streamscope.core.capture.files import CaptureStore
+        from streamscope.core.tap.recording import TapProcess
         from streamscope.core.tap.server import TapServer
 
         self.error, self.died = "", False
@@ -112,8 +121,9 @@ class TapController(QObject):
         bridge.started.connect(self._on_started)
         bridge.finished.connect(self._on_finished)
         bridge.news.connect(self._on_news)
+        tap = TapProcess if os.name == "posix" else TapServer  # (records here: a thread)
         try:
-            server = TapServer(
+            server = tap(
                 upstream,
                 port=port,
                 tls=tls or TLSOptions(),
@@ -126,6 +136,8 @@ class TapController(QObject):
             self.error = str(exc)
             self.stateChanged.emit()
             return
+        if isinstance(server, TapProcess):
+            bridge.arrivals = server.arrivals
 
         def run() -> None:
             try:
@@ -137,11 +149,11 @@ class TapController(QObject):
 
         threading.Thread(target=run, name="tap-start", daemon=True).start()
 
-    def _on_start_done(self, server: TapServer | None, error: str) -> None:
+    def _on_start_done(self, server: TapProcess | TapServer | None, error: str) -> None:
         self.server, self.error, self.died = server, error, False
         self.stateChanged.emit()
 
-    def _on_died(self, server: TapServer, why: str) -> None:
+    def _on_died(self, server: TapProcess | TapServer, why: str) -> None:
         if server is self.server:  # (not one stopped since, or replaced)
             self.server, self.error, self.died = None, why, True
             self.stateChanged.emit()

@@ -1,6 +1,7 @@
-"""A tapped exchange as the window keeps it (:class:`TappedExchange`: its batches, built on
-the tap's thread, its liveness, its result) and the bridge that brings the tap's calls onto
-the UI thread."""
+"""A tapped exchange as the window keeps it (:class:`TappedExchange`: its batches — built by
+the tap's recording process and gathered on the thread that hears it, or built on the tap's
+thread when it records in this process — its liveness, its result) and the bridge that
+brings the tap's calls onto the UI thread."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from streamscope.core.net.arrivals import ArrivalBoard
+from streamscope.core.net.arrivals import ArrivalBoard, ArrivalSource
 from streamscope.core.redact import Scrubber
 from streamscope.core.turn.liveness import Arrivals, Liveness, LivenessWatch
 from streamscope.core.turn.model import Turn
@@ -33,10 +34,12 @@ __all__ = ["Bridge", "Feed", "TappedExchange"]
 
 
 class Feed(TurnObserver):
-    """One exchange's batches, built on the tap's thread; :meth:`take` on the UI thread.
-    What arrived is on its arrival board at once (:meth:`arrivals`, from any thread)."""
+    """One exchange's batches, built on the tap's thread (or encoded by the tap's recording
+    process: :meth:`batch`); :meth:`take` on the UI thread. What arrived is on its arrival
+    board at once (:meth:`arrivals`, from any thread: ``arrivals``, the recording process's
+    board, when it records elsewhere)."""
 
-    def __init__(self, poke: Callable[[], None]) -> None:
+    def __init__(self, poke: Callable[[], None], arrivals: ArrivalSource | None = None) -> None:
         self._lock = threading.Lock()
         self._encoder = ProgressEncoder()
         self._poke = poke
@@ -44,10 +47,19 @@ class Feed(TurnObserver):
         self.response: tuple[int, list[tuple[str, str]]] | None = None
         self._board = ArrivalBoard.private()
         self._arrived = self._board.log(0)
+        self._source = arrivals
 
     def arrivals(self, shown: int) -> Arrivals | None:
         """What the tap has received of the exchange, the window having got ``shown`` bytes."""
+        if self._source is not None:
+            return self._source(shown)
         return self._board.arrivals(0, shown)
+
+    def batch(self, progress: Progress) -> None:
+        """A batch the recording process encoded (in place of ``read`` and ``progressed``)."""
+        with self._lock:
+            self._encoder.absorb(progress)
+        self._news()
 
     def response_started(self, status: int, headers: list[tuple[str, str]], t: float) -> None:
         with self._lock:
@@ -170,7 +182,9 @@ class TappedExchange:
 
 
 class Bridge(QObject):
-    """The tap's listener: its calls (on the tap's thread) become queued signals."""
+    """The tap's listener: its calls (on the tap's thread, or the thread that hears its
+    recording process) become queued signals. ``arrivals``: where to read what the tap has
+    received of an exchange (by its id), when it records in another process."""
 
     started = Signal(object)  # TappedExchange
     finished = Signal(object)  # ExchangeResult
@@ -179,10 +193,12 @@ class Bridge(QObject):
     def __init__(self, dialect: str) -> None:
         super().__init__()
         self.dialect = dialect
+        self.arrivals: Callable[[int], ArrivalSource] | None = None
 
     def exchange_started(self, exchange: TapExchange) -> TurnObserver | None:
         holder: list[TappedExchange] = []
-        feed = Feed(lambda: self.news.emit(holder[0]))
+        source = self.arrivals(exchange.id) if self.arrivals is not None else None
+        feed = Feed(lambda: self.news.emit(holder[0]), source)
         item = TappedExchange(exchange, feed, self.dialect)
         holder.append(item)
         self.started.emit(item)
