@@ -88,7 +88,10 @@ def case(upstream: str, frames: int) -> dict[str, Any]:
         while not tap.exchanges:
             await asyncio.sleep(0.005)
         item = tap.exchanges[0]
+        t_show = time.perf_counter()
         assert tap.show(item)  # the exchange open in the inspector, live
+        out["show_ms"] = (time.perf_counter() - t_show) * 1000
+        out["show_at"] = t_show - t0
         while item.result is None:
             await asyncio.sleep(0.02)
         out["shown_s"] = time.perf_counter() - t0
@@ -148,6 +151,7 @@ def measure(quick: bool = False) -> list[Row]:
     result = json.loads(out.stdout.strip().splitlines()[-1])
     if os.environ.get("BENCH_WINDOW_DEBUG"):
         print("stalls over 20 ms (s after the firehose, ms):", result["big_stalls"])
+        print(f"shown at {result['show_at']:.3f} s, show took {result['show_ms']:.1f} ms")
     loaded, idle = result["loaded"], result["idle"]
     tapped_s = result["client"]["seconds"]
     name = f"window tap: firehose {frames:,} frames (shown live)"

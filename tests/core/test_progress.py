@@ -179,3 +179,23 @@ def test_frame_kind_is_the_kind_the_encoder_stores() -> None:
         seen.update(kinds)
     assert {FrameKind.TEXT, FrameKind.COMMENT, FrameKind.META, FrameKind.TOOL} <= seen
     assert {FrameKind.REASONING, FrameKind.MALFORMED, FrameKind.TERMINAL} <= seen
+
+
+def test_joined_is_the_batches_merged_in_turn_and_leaves_them_untouched() -> None:
+    stream = b": ping\n\n" + b"".join(chat({"content": f"w{i} "}) for i in range(9)) + TOOL
+    reads = [stream[i : i + 11] for i in range(0, len(stream), 11)] + [b"data: [DONE]\n\n"]
+    batches, _body = encode(reads, per_batch=3)
+    before = [(len(b.reads), len(b.rows), b.delta) for b in batches]
+    merged = Progress()
+    for batch in batches:
+        merged.merge(batch)
+    for b in batches:
+        b.total_bytes, b.total_frames, b.elapsed = 7, 8, 9.5
+    whole = Progress.joined(batches)
+    assert whole.delta == merged.delta
+    assert whole.reads == merged.reads
+    assert list(whole.rows.offsets) == list(merged.rows.offsets)
+    assert list(whole.rows.kinds) == list(merged.rows.kinds)
+    assert (whole.total_bytes, whole.total_frames, whole.elapsed) == (7, 8, 9.5)
+    assert [(len(b.reads), len(b.rows), b.delta) for b in batches] == before
+    assert Progress.joined([]).is_empty()

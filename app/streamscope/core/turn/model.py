@@ -8,7 +8,7 @@ never merges events itself. Times are whatever monotonic clock the pipeline's ca
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, NamedTuple
 
@@ -208,6 +208,25 @@ class TurnDelta:
             reasoning=self.reasoning + later.reasoning,
             tool_calls=calls,
             warnings=self.warnings + later.warnings,
+        )
+
+    @staticmethod
+    def joined(deltas: Sequence[TurnDelta]) -> TurnDelta | None:
+        """``deltas`` in order, as one — :meth:`merge` over them all, in time linear in their
+        size (merging one by one copies the text so far each time)."""
+        if not deltas:
+            return None
+        if len(deltas) == 1:
+            return deltas[0]
+        by_pos: dict[int, ToolCallState] = {}
+        for d in deltas:
+            by_pos.update((c.position, c) for c in d.tool_calls)
+        return replace(
+            deltas[-1],
+            text="".join(d.text for d in deltas),
+            reasoning="".join(d.reasoning for d in deltas),
+            tool_calls=tuple(by_pos[p] for p in sorted(by_pos)),
+            warnings=tuple(w for d in deltas for w in d.warnings),
         )
 
 

@@ -202,8 +202,7 @@ class TapController(QObject):
         item.watch.add(batch)
         if item is self.shown:
             self.inspector.add_progress(batch)
-        item.kept.merge(batch)
-        item.kept.total_bytes, item.kept.total_frames = batch.total_bytes, batch.total_frames
+        item.kept.append(batch)
 
     def _on_finished(self, result: ExchangeResult) -> None:
         item = self._by_exchange.get(id(result.exchange))
@@ -267,9 +266,7 @@ class TapController(QObject):
         self._name(item)
         if item.feed.response is not None:
             inspector.set_response(*item.feed.response)
-        whole = Progress()
-        whole.merge(item.kept)
-        whole.total_bytes, whole.total_frames = item.kept.total_bytes, item.kept.total_frames
+        whole = Progress.joined(item.kept)
         whole.elapsed = time.monotonic() - item.exchange.started
         if not whole.is_empty():
             inspector.add_progress(whole)

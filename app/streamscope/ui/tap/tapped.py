@@ -117,7 +117,9 @@ class TappedExchange:
     exchange: TapExchange
     feed: Feed
     dialect: str
-    kept: Progress = field(default_factory=Progress)
+    kept: list[Progress] = field(default_factory=list)
+    """Every batch so far, in order (joined once, when it is shown: joining batch by batch
+    would copy the text so far each time)."""
     result: ExchangeResult | None = None
     bytes: int = 0
     key: int = 0
