@@ -4,7 +4,8 @@
 
 Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``), the text diff of Compare
 two turns, the tap (``bench_tap.py``: added latency per read, firehose tap ÷ direct; and
-``bench_tap_window.py``: the window's worst stall while its tap records a firehose),
+``bench_tap_window.py``: the window's worst stall while its tap records a firehose), serve's
+timing (``bench_serve.py``: each read against its recorded offset at speed 1),
 bench mode's load runner against the demo's stamps (``bench_load.py``) and with the Bench
 window open and plotting (``bench_window_load.py``),
 then the GUI firehose, the 1,000,000-frame capture and the cold start
@@ -28,6 +29,7 @@ import bench_gui
 import bench_history
 import bench_load
 import bench_pipeline
+import bench_serve
 import bench_sse
 import bench_tap
 import bench_tap_window
@@ -80,6 +82,17 @@ def text_diff_rows() -> list[Row]:
     return rows
 
 
+def serve_rows() -> list[Row]:
+    """`streamscope serve` at speed 1: each read's arrival against its recorded offset."""
+    figures = bench_serve.measure()
+    name = f"serve speed 1 ({bench_serve.READS} reads, 1-20 ms gaps)"
+    return [
+        info(name, "p50 |offset error|", f"{figures['p50 |offset error| ms']:.2f} ms"),
+        check(name, "p99 |offset error|", figures["p99 |offset error| ms"], 2.0, ".2f", " ms"),
+        info(name, "max |offset error|", f"{figures['max |offset error| ms']:.2f} ms"),
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller capture, fewer runs")
@@ -91,7 +104,8 @@ def main() -> int:
     rows += text_diff_rows()
     rows += bench_tap.measure(args.quick)
     rows += bench_tap_window.measure(args.quick)
-    print("tap done", file=sys.stderr, flush=True)
+    rows += serve_rows()
+    print("tap and serve done", file=sys.stderr, flush=True)
     rows += bench_load.measure(args.quick)
     rows += bench_window_load.measure()
     print("bench load done", file=sys.stderr, flush=True)

@@ -59,7 +59,8 @@ class PlaybackRun:
         the selector's timeout is rounded up to whole milliseconds. Measured by
         ``tests/benchmarks/bench_serve.py`` (speed 1, 400 reads, 1–20 ms gaps) on a busy
         2-core machine, three runs each: p99 offset error 5.6–7.8 ms with, 7.5–75 ms
-        without (the spread is the machine's; a quiet one is yet to be measured)."""
+        without; on a quiet one (load < 1), p99 1.55–1.68 ms with (target 2 ms; in
+        ``run_all.py``'s table)."""
         target = self.arrived + offset * self.scale
         delay = target - self.loop.time()
         if delay <= 0:
