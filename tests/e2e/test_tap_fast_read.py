@@ -229,7 +229,7 @@ def test_a_tls_upstream_passes_the_same_way(certs: Certs, via: str) -> None:
         Socks5Proxy() as socks,
     ):
         upstream.head = b"HTTP/1.1 200 OK\r\n" + SSE + b"transfer-encoding: chunked\r\n\r\n"
-        upstream.writes = [chunk(body) + b"0\r\n\r\n"]
+        upstream.writes = [chunk(frame("secret")) * 3 + b"0\r\n\r\n"]  # (3 chunks, 1 read)
         proxy = {
             "direct": ProxyOptions(mode="none"),
             "http proxy": ProxyOptions(mode="http", host="127.0.0.1", port=http_proxy.port),
