@@ -31,11 +31,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import itertools
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -54,6 +55,7 @@ from streamscope.core.tap.bodies import (
     read_request,
 )
 from streamscope.core.tap.faulting import FaultCut, faults_for, relay_faulted, replace_response
+from streamscope.core.tap.upstream_body import UPSTREAM_ERRORS, raw_body
 
 __all__ = [
     "BACKLOG_LIMIT",
@@ -299,9 +301,16 @@ class Forwarder:
             }
         )
         out = ClientWriter(send)
+        # The body straight from the connection, a network read at a time (see
+        # upstream_body); else httpx's raw reads, one per HTTP chunk (``response.stream``:
+        # without aiter_raw's per-read bookkeeping).
+        raw = raw_body(response)
+        if raw is not None:
+            next_read: Callable[[], Awaitable[bytes | None]] = raw.read
+        else:
+            next_read = functools.partial(anext, aiter(response.stream), None)  # type: ignore[arg-type]
         try:
-            # (``response.stream``: the raw reads, without aiter_raw's per-read bookkeeping)
-            async for chunk in response.stream:  # type: ignore[union-attr]
+            while (chunk := await next_read()) is not None:
                 if not chunk:
                     continue
                 t = clock()
@@ -317,7 +326,7 @@ class Forwarder:
             out.cancel()
             emit(("end", xid, "cancelled", "", clock(), self.stopping))
             raise
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, *UPSTREAM_ERRORS) as exc:
             detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
             emit(("end", xid, "broken", detail, clock(), self.stopping))
             await out.close()  # (what came before the break reaches the client)
