@@ -216,8 +216,20 @@ def test_a_keep_alive_client_reuses_its_connection_to_the_tap(upstream: Upstream
             ports.add(stream.get_extra_info("client_addr")[1])
         collector.wait(3)
     assert len(ports) == 1  # one client connection for all three
-    # the upstream connections are not pooled: h11 never saw their bodies
-    assert upstream.connections == 3
+    # a chunked body that ended cleanly gives its upstream connection back to the pool
+    assert upstream.connections == 1
+
+
+def test_bytes_after_a_body_keep_its_connection_out_of_the_pool(upstream: Upstream) -> None:
+    upstream.head = b"HTTP/1.1 200 OK\r\n" + SSE + b"transfer-encoding: chunked\r\n\r\n"
+    upstream.writes = [chunk(frame("again")) + b"0\r\n\r\nHTTP/1.1 200 OK\r\n"]
+    collector = Collector()
+    with _tap(upstream.url, collector) as tap, httpx.Client(timeout=5.0) as client:
+        for i in range(2):
+            _response, got, error = _fetch(client, tap.root_url + f"/{i}", upstream)
+            assert (got, error) == (frame("again"), None)
+        collector.wait(2)
+    assert upstream.connections == 2  # (what came after the body is no answer to anything)
 
 
 @pytest.mark.parametrize("via", ["direct", "http proxy", "socks5"])

@@ -16,8 +16,12 @@ length) gives every byte that came and then raises httpcore's ``RemoteProtocolEr
 h11's words for it (``... (incomplete chunked read)``); a network error raises httpcore's
 ``ReadError``; a stall is a read that does not return.
 
-h11 never sees the body, so the connection cannot go back to httpx's pool: closing the
-response (``response.aclose()``, as always) closes it. Wherever it cannot be sure — another
+h11 never sees the body; when a chunked body ends cleanly, with no byte past its end, h11 is
+told the last chunk (``0\r\n\r\n``) so that it ends the message as if it had read it, and the
+connection goes back to httpx's pool when the response is closed (``response.aclose()``, as
+always): keep-alive to the upstream is kept — a new TLS handshake per request would cost each
+request through the tap tens of milliseconds before its first byte. Any other body (a length,
+up to the close, one that broke) closes its connection. Wherever it cannot be sure — another
 transport, an HTTP/2 or upgraded connection, a reader it does not know, a body already
 being read — :func:`raw_body` says ``None`` and the caller reads through httpx.
 """
@@ -74,7 +78,7 @@ def raw_body(response: httpx.Response) -> RawBody | None:
     if type(reader) is ChunkedReader:
         if getattr(reader, "_bytes_in_chunk", None) != 0 or getattr(reader, "_reading_trailer", 1):
             return None
-        return RawBody(network, buffered, closed, chunked=True)
+        return RawBody(network, buffered, closed, chunked=True, h11_state=state)
     if type(reader) is ContentLengthReader:
         length = getattr(reader, "_remaining", None)
         if not isinstance(length, int) or length != getattr(reader, "_length", None):
@@ -118,8 +122,11 @@ class RawBody:
         *,
         chunked: bool = False,
         length: int | None = None,
+        h11_state: h11.Connection | None = None,
     ) -> None:
         self._network = network
+        self._h11 = h11_state
+        self._past_end = False  # (bytes came after the body's end: the connection is not reused)
         self._first: bytes | None = buffered
         self._eof = closed  # (h11 already saw the connection close: nothing more to read)
         self._chunked = chunked
@@ -150,7 +157,27 @@ class RawBody:
             if body:
                 self.received += len(body)
                 return body
+        self._hand_back()
         return None
+
+    def _hand_back(self) -> None:
+        """A chunked body has ended cleanly: let h11 end the message too (the last chunk, as
+        it would have read it), so that httpcore pools the connection when it is closed."""
+        state, self._h11 = self._h11, None
+        if (
+            state is None
+            or self._past_end
+            or self._pending
+            or state.their_state is not h11.SEND_BODY
+        ):
+            return
+        try:
+            state.receive_data(b"0\r\n\r\n")
+            event = state.next_event()
+        except h11.ProtocolError:
+            return
+        if not isinstance(event, h11.EndOfMessage):
+            return
 
     def _ended(self) -> None:
         """The connection closed: the body's end only if it was close-delimited."""
@@ -215,6 +242,7 @@ class RawBody:
                     state = _DATA if left else _TRAILER
                 elif not line:  # (the blank line after the trailers: the body's end)
                     state = _DONE
+                    self._past_end = pos < size
                     break
         self._state, self._left = state, left
         if not parts:
