@@ -1,5 +1,7 @@
-"""Run the tap: from a background thread (:class:`TapServer.start`, for the window and tests)
-or in the foreground until Ctrl-C (:meth:`TapServer.serve_forever`, ``streamscope tap``).
+"""Run the tap: from a background thread (:class:`TapServer.start`, for tests and the
+window off POSIX) or in the foreground until Ctrl-C (:meth:`TapServer.serve_forever`,
+``streamscope tap``, and the window's recording process ``streamscope --tap-recorder``: see
+:mod:`.recording`, which keeps the recording's Python off the window's process).
 
     with TapServer("http://127.0.0.1:8765", port=0) as tap:
         tap.base_url          # http://127.0.0.1:PORT (+ upstream's path, when it has one)
@@ -195,7 +197,7 @@ class TapServer:
             self.port = self._sock.getsockname()[1]
         return self._sock
 
-    # -- in a thread (the window, tests) ------------------------------------------------------
+    # -- in a thread (tests; the window off POSIX) -----------------------------------------
 
     def start(self) -> None:
         """Serve from a daemon thread; returns once the tap is serving."""
