@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import h11
 import httpcore
 import httpx
 import pytest
@@ -135,3 +136,52 @@ def test_a_response_not_on_an_http11_connection_is_left_to_httpx() -> None:
                 await streamed.aclose()
 
     assert asyncio.run(run()) == (None, b"x")
+
+
+HEAD = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+def _h11_after_head(first_read: bytes) -> tuple[h11.Connection, bytes]:
+    """A client-side h11 connection that has read a response head from ``first_read`` (as
+    httpcore leaves it), and the body bytes it holds past the head."""
+    conn = h11.Connection(h11.CLIENT)
+    conn.send(h11.Request(method="GET", target="/", headers=[("host", "t")]))
+    conn.send(h11.EndOfMessage())
+    conn.receive_data(first_read)
+    assert isinstance(conn.next_event(), h11.Response)
+    return conn, conn.trailing_data[0]
+
+
+@pytest.mark.parametrize(
+    ("with_head", "later"),
+    [
+        (b"", [CHUNKED]),  # the body after the head, in reads of its own
+        (CHUNKED, []),  # the whole body came with the head (h11 still holds it)
+        (CHUNKED[:21], [CHUNKED[21:]]),  # with the head: a chunk and its footer, no more
+        (CHUNKED[:19], [CHUNKED[19:]]),  # with the head: a chunk without its footer
+    ],
+)
+def test_a_clean_chunked_end_leaves_h11_done_so_the_connection_is_pooled(
+    with_head: bytes, later: list[bytes]
+) -> None:
+    conn, buffered = _h11_after_head(HEAD + with_head)
+    body = RawBody(Network(later), buffered, False, chunked=True, h11_state=conn)
+    assert b"".join(_all(body)) == CHUNKED_BODY
+    assert (conn.our_state, conn.their_state) == (h11.DONE, h11.DONE)
+
+
+@pytest.mark.parametrize(
+    ("with_head", "later"),
+    [
+        (CHUNKED[:17], [CHUNKED[17:]]),  # with the head: half a chunk (h11 would need the rest)
+        (CHUNKED[:23], [CHUNKED[23:]]),  # with the head: half a chunk-size line
+        (b"", [CHUNKED + b"HTTP/1.1 200 OK\r\n"]),  # bytes after the body's end
+    ],
+)
+def test_otherwise_h11_is_left_unfinished_and_the_connection_closes(
+    with_head: bytes, later: list[bytes]
+) -> None:
+    conn, buffered = _h11_after_head(HEAD + with_head)
+    body = RawBody(Network(later), buffered, False, chunked=True, h11_state=conn)
+    assert b"".join(_all(body)) == CHUNKED_BODY
+    assert conn.their_state is not h11.DONE

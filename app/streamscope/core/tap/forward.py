@@ -321,6 +321,9 @@ class Forwarder:
                 if backlog is not None and self._drain is not None and backlog() > BACKLOG_LIMIT:
                     await self._drain()
             await out.close()
+            # (the upstream connection goes back to the pool before the client, told the
+            # body has ended, can send its next request: that one reuses it)
+            await response.aclose()
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except asyncio.CancelledError:
             out.cancel()

@@ -161,8 +161,10 @@ class RawBody:
         return None
 
     def _hand_back(self) -> None:
-        """A chunked body has ended cleanly: let h11 end the message too (the last chunk, as
-        it would have read it), so that httpcore pools the connection when it is closed."""
+        """A chunked body has ended cleanly: let h11 end the message too, so that httpcore
+        pools the connection when it is closed. h11 first reads what it still holds (the
+        body's bytes that came with the head); then, between two chunks, it is told the last
+        chunk (``0\r\n\r\n``) as it would have read it. Anything else: no reuse."""
         state, self._h11 = self._h11, None
         if (
             state is None
@@ -172,8 +174,22 @@ class RawBody:
         ):
             return
         try:
-            state.receive_data(b"0\r\n\r\n")
             event = state.next_event()
+            while isinstance(event, h11.Data):
+                event = state.next_event()
+            if event is h11.NEED_DATA:
+                reader = getattr(state, "_reader", None)
+                if (
+                    type(reader) is not ChunkedReader
+                    or getattr(reader, "_bytes_in_chunk", 1) != 0
+                    or getattr(reader, "_reading_trailer", True)
+                ):
+                    return  # (mid-chunk: h11 would need the body's bytes themselves)
+                if state.trailing_data[0]:
+                    return  # (half a chunk-size line)
+                footer = getattr(reader, "_bytes_to_discard", b"")
+                state.receive_data(footer + b"0\r\n\r\n")
+                event = state.next_event()
         except h11.ProtocolError:
             return
         if not isinstance(event, h11.EndOfMessage):
