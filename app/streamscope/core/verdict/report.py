@@ -1,5 +1,11 @@
 """A verdict written out: the ``--json`` object (see :meth:`Verdict.to_json`), SARIF 2.1.0
-for CI systems, and the human-readable lines ``streamscope lint`` prints by default."""
+for CI systems, and the human-readable lines ``streamscope lint`` prints by default.
+
+SARIF is made for GitHub code scanning: every result has a ``region.startLine`` in the linted
+file (how a frame maps to a line for a body, a capture, a HAR file and a bundle:
+:mod:`~streamscope.core.verdict.locations`), ``partialFingerprints`` (:func:`fingerprint`),
+a relative, percent-encoded ``uri`` under ``SRCROOT`` (:func:`artifact_uri`) and the frame
+(and HAR entry) in its message."""
 
 from __future__ import annotations
 
