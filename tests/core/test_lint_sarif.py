@@ -60,8 +60,8 @@ def assert_valid(log: dict[str, Any]) -> None:
     """The OASIS schema (format checks on) and GitHub's documented requirements."""
     import jsonschema
 
-    checker = jsonschema.Draft4Validator.FORMAT_CHECKER
-    assert {"uri", "uri-reference", "date-time"} <= set(checker.checkers)  # (the extras)
+    checker = jsonschema.FormatChecker()  # (every format: the schema is draft-04 but uses
+    assert {"uri", "uri-reference", "date-time"} <= set(checker.checkers)  # uri-reference)
     schema = json.loads(SCHEMA.read_text("utf-8"))
     validator = jsonschema.Draft4Validator(schema, format_checker=checker)
     errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(log)]
@@ -216,7 +216,12 @@ def _exported_har(tmp_path: Path, *, pretty: bool = True) -> Path:
     clean_body = (FIXTURES / "openai/plain_text.sse").read_bytes()
     clean = Capture(
         dialect="openai",
-        request=CaptureRequest("POST", "http://127.0.0.1/v1/chat/completions", (), b"{}"),
+        request=CaptureRequest(
+            "POST",
+            "http://127.0.0.1/v1/chat/completions",
+            (),
+            b'{"stream": true, "stream_options": {"include_usage": true}}',
+        ),
         response=CaptureResponse(200, (("content-type", "text/event-stream"),), t=0.1),
         reads=ReadLog([(0.2, clean_body)]),
         end=CaptureEnd("eof", elapsed=0.3),

@@ -63,15 +63,17 @@ def _line_ends(data: bytes | bytearray, start: int, end: int) -> int:
 
 
 def line_numbers(data: bytes | bytearray, offsets: Iterable[int]) -> dict[int, int]:
-    """The 1-based line of each byte offset in ``data`` (one pass, however many offsets)."""
+    """The 1-based line of each byte offset in ``data`` (one pass, however many offsets);
+    the LF of a CRLF is on the line the CRLF ends."""
     lines: dict[int, int] = {}
-    line, prev = 1, 0
+    ends, prev = 0, 0  # line ends in data[:prev]
     for offset in sorted(set(offsets)):
         at = min(max(offset, 0), len(data))
-        line += _line_ends(data, prev, at)
-        if prev and data[prev - 1 : prev + 1] == b"\r\n":
-            line -= 1  # (a CRLF cut by the previous offset was counted twice)
-        lines[offset] = line
+        ends += _line_ends(data, prev, at)
+        if 0 < prev < len(data) and data[prev - 1 : prev + 1] == b"\r\n":
+            ends -= 1  # (a CRLF cut at prev was counted as a CR and an LF)
+        inside = 0 < at < len(data) and data[at - 1 : at + 1] == b"\r\n"
+        lines[offset] = 1 + ends - (1 if inside else 0)
         prev = at
     return lines
 

@@ -73,9 +73,10 @@ def no_response(turn: Turn, received: int = 0) -> bool:
     )
 
 
-def end_of(turn: Turn) -> StreamEnd:
-    """How the input ended, as far as a finished turn tells (for the linter's own pipeline)."""
-    if no_response(turn):
+def end_of(turn: Turn, status: int | None = None) -> StreamEnd:
+    """How the input ended, as far as a finished turn tells (for the linter's own pipeline);
+    ``status``: the response's, when its head came."""
+    if status is None and no_response(turn):
         return StreamEnd("connect_error", elapsed=turn.timings.end)
     if turn.outcome is Outcome.CANCELLED:
         return StreamEnd("cancelled", elapsed=turn.timings.end)
@@ -299,7 +300,7 @@ class VerdictPanel(QWidget):
             return
         linter = self._linter()
         t_end = turn.timings.end if turn.timings.end is not None else time.monotonic()
-        verdict = linter.finish(end_of(turn), t_end)
+        verdict = linter.finish(end_of(turn, self._status), t_end)
         # (the whole-stream rules may have dropped live findings: show the final list)
         self.findings = []
         self.tree.clear()
