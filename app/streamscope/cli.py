@@ -94,13 +94,20 @@ def build_parser() -> argparse.ArgumentParser:
         "file",
         metavar="FILE",
         nargs="?",
-        help="raw response body, .sscap capture or repro bundle .zip; - for stdin",
+        help="raw response body, .sscap capture, repro bundle .zip or HAR file; - for stdin",
     )
     lint.add_argument(
         "--dialect",
         choices=dialect_names(with_auto=True),
         default=None,
         help="default: the capture's own dialect, else auto",
+    )
+    lint.add_argument(
+        "--entry",
+        type=int,
+        metavar="N",
+        help="with a HAR file: lint entry N only (1-based, as in the file); default: every "
+        "LLM exchange in it",
     )
     lint_out = lint.add_mutually_exclusive_group()
     lint_out.add_argument("--json", action="store_true", help="print one JSON object on stdout")

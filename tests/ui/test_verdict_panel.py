@@ -204,3 +204,33 @@ def test_checking_waits_for_the_tab_except_for_a_short_finished_turn(qtbot: QtBo
             qtbot.waitUntil(got_it, timeout=10000)
         assert rows(inspector) == [("openai.finish-reason-once", "5")]
         inspector.setCurrentIndex(TAB_FRAMES)
+
+
+def test_a_request_that_got_no_response_says_only_that(qtbot: QtBot) -> None:
+    """Connection refused: no status, not a byte — "no response", and no stream.empty or
+    stream.terminal-missing (there was no stream to judge)."""
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    panel = inspector.verdict_panel
+    inspector.begin_turn(start())
+    finals: list[str] = []
+    panel.on_final = finals.append
+    refused = Turn(
+        outcome=Outcome.ERROR, reason="could not connect: Connection refused (127.0.0.1:9)"
+    )
+    inspector.finish_turn(refused)
+    panel.drain()
+    assert rows(inspector) == []
+    assert panel.header.text() == "no response"
+    assert panel.diagnosis() == ""
+    assert finals == [""]
+    assert inspector.tabText(TAB_VERDICT) == "Verdict"
+    # a response with no body is a stream to judge: the empty-stream finding stays
+    batches, turn = stream("openai", [])
+    inspector.begin_turn(start())
+    inspector.set_response(200, [("Content-Type", "text/event-stream")])
+    for batch in batches:
+        inspector.add_progress(batch)
+    inspector.finish_turn(turn)
+    panel.drain()
+    assert ("stream.empty", "") in rows(inspector)

@@ -40,7 +40,7 @@ from streamscope.ui.base.paint_clock import PaintClock, default_clock
 if TYPE_CHECKING:  # the checker is loaded by the first turn it checks, not with the window
     from streamscope.core.verdict import Finding, Linter
 
-__all__ = ["VerdictPanel", "end_of"]
+__all__ = ["NO_RESPONSE", "VerdictPanel", "end_of", "no_response"]
 
 LIVE_LIMIT = 64 * 1024 * 1024
 """Bytes of a response the tab checks; past this it says to run ``streamscope lint``."""
@@ -57,8 +57,27 @@ COL_ICON, COL_RULE, COL_FRAME, COL_MESSAGE = range(4)
 FRAME_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
-def end_of(turn: Turn) -> StreamEnd:
-    """How the input ended, as far as a finished turn tells (for the linter's own pipeline)."""
+NO_RESPONSE = "no response"
+"""The tab's one line for a request that got no response at all (refused, DNS, TLS): there
+is no stream to check, so no finding either."""
+
+
+def no_response(turn: Turn, received: int = 0) -> bool:
+    """Whether a finished turn got no response at all: no status, not a byte (and not
+    stopped by the user)."""
+    return (
+        turn.outcome is not Outcome.CANCELLED
+        and turn.status is None
+        and turn.bytes_received == 0
+        and received == 0
+    )
+
+
+def end_of(turn: Turn, status: int | None = None) -> StreamEnd:
+    """How the input ended, as far as a finished turn tells (for the linter's own pipeline);
+    ``status``: the response's, when its head came."""
+    if status is None and no_response(turn):
+        return StreamEnd("connect_error", elapsed=turn.timings.end)
     if turn.outcome is Outcome.CANCELLED:
         return StreamEnd("cancelled", elapsed=turn.timings.end)
     if turn.status is not None and turn.status >= 400:
@@ -268,9 +287,20 @@ class VerdictPanel(QWidget):
         turn = self._ended
         assert turn is not None
         self.finished = True
+        if self._status is None and no_response(turn, self.log_of().received):
+            self.findings = []  # (no stream: nothing to check, "no response" says it all)
+            self.tree.clear()
+            self.linter = None
+            self.header.setText(NO_RESPONSE)
+            self.verdictChanged.emit("")
+            self.countChanged.emit(0)
+            callback, self.on_final = self.on_final, None
+            if callback is not None:
+                callback("")
+            return
         linter = self._linter()
         t_end = turn.timings.end if turn.timings.end is not None else time.monotonic()
-        verdict = linter.finish(end_of(turn), t_end)
+        verdict = linter.finish(end_of(turn, self._status), t_end)
         # (the whole-stream rules may have dropped live findings: show the final list)
         self.findings = []
         self.tree.clear()
