@@ -334,3 +334,44 @@ def test_gemini_candidate_index_and_lines_google_genai_cannot_read() -> None:
     ]  # fmt: skip
     crlf = lint("gemini", body(text, "gemini").replace(b"\n", b"\r\n"))
     assert crlf.findings == ()
+
+
+def _responses_sdk(frames: list[Frame]) -> None:
+    """The frames through the openai SDK's Responses stream accumulator."""
+    from openai import omit
+    from openai._models import construct_type
+    from openai.lib.streaming.responses._responses import ResponseStreamState
+    from openai.types.responses import ResponseStreamEvent
+
+    state: Any = ResponseStreamState(input_tools=omit, text_format=omit)
+    for f in frames:
+        if isinstance(f, tuple):
+            state.handle_event(construct_type(type_=ResponseStreamEvent, value=f[1]))
+
+
+def test_responses_identity_changes_are_errors_and_the_openai_sdk_agrees() -> None:
+    text = responses_text()
+    _responses_sdk(text)
+    assert lint("responses", text).findings == ()
+    name, completed = text[7]
+    other = [*text[:7], (name, {**completed, "response": {**completed["response"], "id": "r2"}})]
+    assert only(lint("responses", other)) == (
+        "responses.response-id",
+        "error",
+        7,
+        "the lifecycle events name different responses (response.id changes): "
+        "response.completed: 'resp_1' -> 'r2'",
+    )
+    with pytest.raises(RuntimeError, match="Lifecycle response identity changed"):
+        _responses_sdk(other)
+    name, done = text[6]
+    moved = [*text[:6], (name, {**done, "item": {**done["item"], "id": "msg_2"}}), text[7]]
+    assert only(lint("responses", moved)) == (
+        "responses.item-identity",
+        "error",
+        6,
+        "an output_item.done closes another item than the one added at its output_index: "
+        "output_index 0: added ('message', 'msg_1'), done ('message', 'msg_2')",
+    )
+    with pytest.raises(RuntimeError, match="Completed output item identity changed"):
+        _responses_sdk(moved)

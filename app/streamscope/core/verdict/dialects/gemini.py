@@ -123,7 +123,8 @@ RULES: tuple[Rule, ...] = (
         "gemini.consistent-ids",
         "warning",
         "responseId or modelVersion changes between chunks",
-        "All chunks of one answer share them; a change means two answers were interleaved.",
+        "All chunks of one answer share them; a change usually means two answers were "
+        "interleaved, or a gateway rewrote some chunks.",
     ),
 )
 

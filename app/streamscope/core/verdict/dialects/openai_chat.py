@@ -25,6 +25,9 @@ def _filter_chunk(obj: dict[str, Any], choices: Any) -> bool:
         return True
     if not isinstance(choices, list) or not choices:
         return False
+    first = choices[0]
+    if type(first) is not dict or "delta" in first:  # (the usual chunk)
+        return False
     return all(
         type(c) is dict
         and "delta" not in c
@@ -111,7 +114,6 @@ class OpenAIChecks:
                     emit("openai.usage-chunk", n, "before the finish_reason chunk")
             elif not self._usage_everywhere:
                 emit("openai.usage-with-choices", n, f"{len(choices)} choice(s)")
-        self._choice_indexes(n, choices)
         for choice in choices:
             if type(choice) is not dict:
                 continue
@@ -119,6 +121,8 @@ class OpenAIChecks:
             if type(index) is not int:
                 emit("openai.choice-index", n, f"index: {index!r}")
                 index = 0
+            elif index not in self._choices:
+                self._choice_indexes(n, [choice])
             delta = choice.get("delta")
             if type(delta) is dict:
                 if "role" in delta and index in self._seen:

@@ -27,6 +27,8 @@ _DONE_FIELD = {
     "response.mcp_call_arguments": "arguments",
 }
 """The streamed values: each family's ``.delta`` events join to its ``.done`` event's field."""
+_DELTAS = {f"{family}.delta": family for family in _DONE_FIELD}
+_DONES = {f"{family}.done": (family, field) for family, field in _DONE_FIELD.items()}
 
 
 _LIFECYCLE = frozenset(
@@ -54,7 +56,9 @@ def _identity(item: Any) -> tuple[Any, Any, Any]:
 def _part_key(family: str, obj: dict[str, Any]) -> tuple[str, Any, Any]:
     """Which streamed value an event is about: its family, output index and part."""
     out = obj.get("output_index")
-    part = obj.get("content_index", obj.get("summary_index"))
+    part = obj.get("content_index")
+    if part is None:
+        part = obj.get("summary_index")
     return (family, out if type(out) is int else None, part if type(part) is int else None)
 
 
@@ -159,15 +163,12 @@ class ResponsesChecks:
 
     def _streamed(self, n: int, kind: str, obj: dict[str, Any]) -> None:
         """Deltas and their ``.done``: no delta after it, the done value the joined deltas."""
-        family, _, suffix = kind.rpartition(".")
-        if suffix == "delta":
-            field = _DONE_FIELD.get(family)
-            if field is None:
-                return
+        family = _DELTAS.get(kind)
+        if family is not None:
             delta = obj.get("delta")
             out = obj.get("output_index")
             item = self._items.get(out) if type(out) is int else None
-            if not isinstance(delta, str) or item is None:
+            if item is None or type(delta) is not str:
                 return  # (an output_index not added: responses.output-index says so)
             key = _part_key(family, obj)
             value = self._values.get(key)
@@ -175,27 +176,28 @@ class ResponsesChecks:
                 value = self._values[key] = [0, 0, 0, None]
             if value[3] is not None:
                 self.emit("responses.delta-after-done", n, f"{kind}, done at frame {value[3]}")
-            elif item is not None and item[0] is not False:
+            elif item[0] is not False:
                 self.emit("responses.delta-after-done", n, f"{kind}, item done at frame {item[0]}")
             value[0] = zlib.crc32(delta.encode(), value[0])
             value[1] += len(delta)
             value[2] += 1
-        elif suffix == "done":
-            field = _DONE_FIELD.get(family)
-            if field is None:
-                return
-            key = _part_key(family, obj)
-            value = self._values.get(key)
-            if value is None:
-                value = self._values[key] = [0, 0, 0, None]
-            value[3] = n
-            full = obj.get(field)
-            if not value[2] or not isinstance(full, str) or self._misrouted:
-                return  # (no deltas: nothing to compare; misrouted ones: output-index)
-            if len(full) != value[1] or zlib.crc32(full.encode()) != value[0]:
-                what = f"{kind}.{field}: {len(full)} chars, the {value[2]} deltas join to"
-                same = " the same number but other" if len(full) == value[1] else f" {value[1]}"
-                self.emit("responses.done-mismatch", n, f"{what}{same} chars")
+            return
+        done = _DONES.get(kind)
+        if done is None:
+            return
+        family, field = done
+        key = _part_key(family, obj)
+        value = self._values.get(key)
+        if value is None:
+            value = self._values[key] = [0, 0, 0, None]
+        value[3] = n
+        full = obj.get(field)
+        if not value[2] or not isinstance(full, str) or self._misrouted:
+            return  # (no deltas: nothing to compare; misrouted ones: output-index)
+        if len(full) != value[1] or zlib.crc32(full.encode()) != value[0]:
+            what = f"{kind}.{field}: {len(full)} chars, the {value[2]} deltas join to"
+            same = " the same number but other" if len(full) == value[1] else f" {value[1]}"
+            self.emit("responses.done-mismatch", n, f"{what}{same} chars")
 
     def finish(self, turn: Turn) -> None:
         tool_json(turn, "responses.function-call-json", self.emit)
