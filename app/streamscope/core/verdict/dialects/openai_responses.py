@@ -75,6 +75,7 @@ class ResponsesChecks:
         self._values: dict[tuple[str, Any, Any], list[Any]] = {}
         self._response_id: Any = None
         self._misrouted = False  # an event named an item or part never added
+        self._last: tuple[str, Any, Any, list[Any]] | None = None  # the last delta's value
         self._added: dict[Any, tuple[tuple[Any, Any, Any], Any]] = {}  # identity, id
 
     def frame(self, n: int, ev: SSEEvent, events: list[StreamEvent]) -> None:
@@ -161,6 +162,13 @@ class ResponsesChecks:
             was, now = (identity[0], item_id), (item.get("type"), item.get("id"))
             self.emit("responses.item-identity", n, f"output_index {out}: added {was}, done {now}")
 
+    def _value(self, key: tuple[str, Any, Any]) -> list[Any]:
+        """A streamed value's [crc32, chars, deltas, done at frame]."""
+        value = self._values.get(key)
+        if value is None:
+            value = self._values[key] = [0, 0, 0, None]
+        return value
+
     def _streamed(self, n: int, kind: str, obj: dict[str, Any]) -> None:
         """Deltas and their ``.done``: no delta after it, the done value the joined deltas."""
         family = _DELTAS.get(kind)
@@ -170,10 +178,19 @@ class ResponsesChecks:
             item = self._items.get(out) if type(out) is int else None
             if item is None or type(delta) is not str:
                 return  # (an output_index not added: responses.output-index says so)
-            key = _part_key(family, obj)
-            value = self._values.get(key)
-            if value is None:
-                value = self._values[key] = [0, 0, 0, None]
+            part = obj.get("content_index")
+            last = self._last
+            if (
+                last is not None
+                and part is not None
+                and last[2] == part
+                and last[1] == out
+                and last[0] == kind
+            ):
+                value = last[3]  # (the usual case: the same text part's next delta)
+            else:
+                value = self._value(_part_key(family, obj))
+                self._last = (kind, out, part, value)
             if value[3] is not None:
                 self.emit("responses.delta-after-done", n, f"{kind}, done at frame {value[3]}")
             elif item[0] is not False:
@@ -186,10 +203,7 @@ class ResponsesChecks:
         if done is None:
             return
         family, field = done
-        key = _part_key(family, obj)
-        value = self._values.get(key)
-        if value is None:
-            value = self._values[key] = [0, 0, 0, None]
+        value = self._value(_part_key(family, obj))
         value[3] = n
         full = obj.get(field)
         if not value[2] or not isinstance(full, str) or self._misrouted:
