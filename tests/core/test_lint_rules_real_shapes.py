@@ -74,6 +74,21 @@ def test_done_after_a_responses_stream_is_an_info_and_the_cli_exits_0(
     assert doc["summary"] == {"error": 0, "warning": 0, "info": 1}
 
 
+def test_done_after_anthropic_message_stop_is_an_info_but_gemini_chokes_on_it() -> None:
+    """The Anthropic SDK skips an event without a name; google-genai parses it as JSON."""
+    assert only(lint("anthropic", [*anthropic_text(), DONE])) == (
+        "stream.done-sentinel",
+        "info",
+        12,
+        "a [DONE] sentinel the dialect does not define, after the terminal event: "
+        "terminal at frame 11",
+    )
+    gemini = lint("gemini", [*gemini_text(), DONE])
+    assert [(f.rule, f.severity, f.frame) for f in gemini.findings] == [
+        ("stream.malformed-frame", "error", 3)
+    ]
+
+
 def test_data_after_a_responses_terminal_that_is_not_a_bare_done_is_still_an_error() -> None:
     late = ("response.output_text.delta", {**responses_text()[4][1], "sequence_number": 9})
     verdict = lint("responses", [*responses_text(), late])

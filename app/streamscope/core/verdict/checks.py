@@ -189,7 +189,8 @@ class DialectLint:
     one stream's :class:`DialectChecks` (``request``: the request body, when known).
 
     ``done_sentinel``: a bare ``data: [DONE]`` after the dialect's terminal event is a
-    harmless gateway habit (``stream.done-sentinel``, info), not data after the terminal.
+    harmless gateway habit (``stream.done-sentinel``, info), not data after the terminal
+    (nor a malformed frame) — for a dialect whose SDK stops before it or skips it.
     ``data_only``: the rule id for an SSE line other than ``data: <value>``, when the
     dialect's SDK reads nothing else; ``no_data``: the rule id for a block with fields but
     no ``data:``, when the dialect's SDK dispatches it (:class:`SSEFrameChecks`)."""

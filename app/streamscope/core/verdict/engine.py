@@ -345,11 +345,11 @@ class Linter:
                     self._keepalives += 1
                 n += 1
                 continue
+            sentinel = False  # a bare [DONE] after the terminal, where the dialect shrugs
             if self._terminal_at is not None:
-                if self._done_sentinel and ev.data == "[DONE]":
-                    emit("stream.done-sentinel", n, f"terminal at frame {self._terminal_at}")
-                else:
-                    emit("stream.data-after-terminal", n, f"terminal at frame {self._terminal_at}")
+                sentinel = self._done_sentinel and ev.data == "[DONE]"
+                rule_id = "stream.done-sentinel" if sentinel else "stream.data-after-terminal"
+                emit(rule_id, n, f"terminal at frame {self._terminal_at}")
             if len(events) == 1 and type(events[0]) is TextDelta:  # the usual frame
                 if checks is not None:
                     checks.frame(n, ev, events)
@@ -376,6 +376,8 @@ class Linter:
                         self._terminal_at = n
                 elif isinstance(e, MalformedFrame):
                     malformed = True
+                    if sentinel:
+                        continue
                     rule_id = "ollama.one-object-per-line" if ollama else "stream.malformed-frame"
                     emit(rule_id, n, e.reason)
                 elif isinstance(e, ServerError):

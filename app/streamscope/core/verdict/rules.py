@@ -195,8 +195,9 @@ COMMON: tuple[Rule, ...] = (
         "stream.done-sentinel",
         "info",
         "a [DONE] sentinel the dialect does not define, after the terminal event",
-        "Gateways (LiteLLM and others) append OpenAI's 'data: [DONE]' to every stream; the "
-        "SDKs stop at the terminal event or at [DONE], so nothing is lost.",
+        "Gateways (LiteLLM and others) append OpenAI's 'data: [DONE]' to every stream. The "
+        "openai SDK stops at it and the Anthropic SDK skips it (no event name): nothing is "
+        "lost. (google-genai parses it as JSON and fails: in a Gemini stream it is an error.)",
     ),
     Rule(
         "stream.malformed-frame",

@@ -169,5 +169,5 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-LINT = DialectLint("anthropic", "Anthropic messages", RULES, _checks)
+LINT = DialectLint("anthropic", "Anthropic messages", RULES, _checks, done_sentinel=True)
 """What the verdict stage finds for this dialect (:func:`~.lint_of`)."""
