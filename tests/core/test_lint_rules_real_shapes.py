@@ -390,3 +390,18 @@ def test_responses_identity_changes_are_errors_and_the_openai_sdk_agrees() -> No
     )
     with pytest.raises(RuntimeError, match="Completed output item identity changed"):
         _responses_sdk(moved)
+
+
+def test_a_repeated_finding_is_reported_live_once_and_counted_at_the_end() -> None:
+    roles = [oa({"role": "assistant", "content": f"w{k}"}) for k in range(4)]
+    raw = body([*roles, oa({}, "stop"), DONE], "openai")
+    linter = Linter("openai", headers=[("content-type", "text/event-stream")], status=200)
+    live: list[tuple[str, int | None, int]] = []
+    for i in range(0, len(raw), 50):
+        live += [(f.rule, f.frame, f.count) for f in linter.feed(raw[i : i + 50], 0.1)]
+    assert live == [("openai.role-first", 1, 1)]
+    verdict = linter.finish(StreamEnd("eof"), 0.2)
+    assert [(f.rule, f.frame, f.count, f.frames) for f in verdict.findings] == [
+        ("openai.role-first", 1, 3, (1, 2, 3))
+    ]
+    assert linter.take_new() == []
