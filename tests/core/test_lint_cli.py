@@ -56,7 +56,7 @@ def test_json_of_a_broken_body(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["outcome"] == "truncated"
     assert doc["summary"] == {"error": 2, "warning": 0, "info": 0}
     first, second = doc["findings"]
-    assert list(first) == ["rule", "severity", "frame", "message", "hint"]
+    assert list(first) == ["rule", "severity", "frame", "message", "hint", "count", "frames"]
     assert (first["rule"], first["severity"], first["frame"]) == ("sse.truncated-frame", "error", 2)
     assert first["hint"] == RULES["sse.truncated-frame"].hint
     assert (second["rule"], second["frame"]) == ("stream.terminal-missing", None)

@@ -348,24 +348,17 @@ def test_fingerprint_is_rule_dialect_message_and_frame() -> None:
     )
 
 
-def test_identical_findings_are_told_apart(
+def test_a_finding_repeated_on_several_frames_is_one_result_with_its_count(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    frame = (
-        b'data: {"id":"x","object":"chat.completion.chunk",'
-        b'"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
-    )
-    (tmp_path / "s.sse").write_bytes(b"data: nope\n\n" * 2 + frame + b"data: [DONE]\n\n")
+    (tmp_path / "s.sse").write_bytes(b"data: nope\n\n" * 3 + b"data: [DONE]\n\n")
     log = sarif(capsys, "s.sse", "--dialect", "openai")
-    prints = [
-        r["partialFingerprints"]["streamscopeFinding/v1"]
-        for r in log["runs"][0]["results"]
-        if r["ruleId"] == "stream.malformed-frame"
-    ]
-    assert len(prints) == 2
-    assert prints[0].split(":")[0] == prints[1].split(":")[0]
-    assert [p.split(":")[1] for p in prints] == ["1", "2"]
+    (result,) = [r for r in log["runs"][0]["results"] if r["ruleId"] == "stream.malformed-frame"]
+    assert result["message"]["text"].startswith("frame 0: ")
+    assert result["message"]["text"].endswith(" (3 times: frames 0, 1, 2)")
+    assert (result["properties"]["count"], result["properties"]["frames"]) == (3, [0, 1, 2])
+    assert result["partialFingerprints"]["streamscopeFinding/v1"].endswith(":1")
 
 
 def test_the_driver_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,16 +23,23 @@ CONTENT_TYPES = {".sse": "text/event-stream", ".ndjson": "application/x-ndjson"}
 # (rule, frame) of every finding, in order; a fixture not listed has none.
 EXPECTED: dict[str, list[tuple[str, int | None]]] = {
     "anthropic/cut_before_message_stop": [("stream.terminal-missing", None)],
-    "anthropic/no_event_lines": [("anthropic.event-order", 3)],  # no content_block_stop
+    "anthropic/no_event_lines": [  # (the Anthropic SDK skips events without a name)
+        ("anthropic.event-line-missing", 0),
+        ("anthropic.event-order", 3),  # no content_block_stop
+    ],
     "anthropic/overloaded_error": [("stream.server-error", 3)],
     "gemini/finish_then_broken": [("stream.terminal-missing", None)],
-    "gemini/multibyte_crlf": [("sse.no-space-after-colon", 0)],
+    "gemini/multibyte_crlf": [  # (google-genai reads only "data: " lines)
+        ("gemini.data-lines-only", 0),
+        ("sse.no-space-after-colon", 0),
+    ],
     "gemini/no_finish_reason": [("stream.terminal-missing", None)],
     "gemini/stream_error": [("stream.server-error", 1)],
     "ollama/cut": [("stream.terminal-missing", None)],
     "ollama/error_line": [("stream.server-error", 1)],
     "ollama/malformed_line": [("ollama.one-object-per-line", 2)],
     "openai/cut_after_finish": [("stream.terminal-missing", None)],
+    "openai/annotation_after_finish": [("openai.usage-with-choices", 4)],  # (an info)
     "openai/cut_mid_frame": [("sse.truncated-frame", 2), ("stream.terminal-missing", None)],
     "openai/index_reused": [("openai.tool-call-id-once", 2)],
     "openai/invalid_arguments": [("openai.tool-call-json", 1)],
@@ -45,13 +52,13 @@ EXPECTED: dict[str, list[tuple[str, int | None]]] = {
     ],
     "openai/keepalive_crlf_nospace": [("sse.no-space-after-colon", 1)],
     "openai/malformed_frame": [("stream.malformed-frame", 2)],
-    "openai/missing_index": [("openai.tool-call-index", 0), ("openai.tool-call-index", 0)],
+    "openai/missing_index": [("openai.tool-call-index", 0)],  # (both calls: count 2)
     "openai/stream_error": [("stream.server-error", 3)],
     "responses/cut_before_completed": [("stream.terminal-missing", None)],
     "responses/error_event": [("responses.output-index", 1), ("stream.server-error", 2)],
     "responses/failed": [("responses.output-index", 1), ("stream.server-error", 2)],
     "responses/function_calls": [("responses.item-not-done", 12)],  # fc_1 never done
-    "responses/no_event_lines_trailing_done": [("stream.data-after-terminal", 8)],
+    "responses/no_event_lines_trailing_done": [("stream.done-sentinel", 8)],  # (an info)
     "responses/reasoning_summary": [("responses.output-index", 6)],  # output_index 0 twice
 }
 

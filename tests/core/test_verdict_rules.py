@@ -12,7 +12,7 @@ import pytest
 
 from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.verdict import RULES, Linter, Verdict
-from streamscope.core.verdict.engine import MAX_PER_RULE, diagnosis
+from streamscope.core.verdict.engine import MAX_FRAMES, MAX_PER_RULE, diagnosis
 from support.verdict_streams import (
     CLEAN,
     CONTENT_TYPES,
@@ -137,6 +137,10 @@ CASES = [
          [None], {"transport.content-type", "sse.unknown-field"}),
     # SSE
     Case("sse.bom", lambda: lint("openai", b"\xef\xbb\xbf" + body(openai_text(), "openai")), [0]),
+    Case("sse.bom-inside",  # (the chunk's "a" is lost: its line is the field "\ufeffdata")
+         lambda: lint("openai", _with(openai_text(), 2, b"\xef\xbb\xbf" + body(
+             [oa({"content": "a"})], "openai"))),
+         [2]),
     Case("sse.mixed-line-endings",
          lambda: lint("openai", body(openai_text()[:2], "openai")
                       + body(openai_text()[2:], "openai").replace(b"\n", b"\r\n", 2)),
@@ -177,6 +181,8 @@ CASES = [
     Case("stream.terminal-missing", lambda: lint("openai", openai_text()[:-1]), [None]),
     Case("stream.data-after-terminal",
          lambda: lint("openai", [*openai_text(), oa({"content": "late"})]), [6]),
+    Case("stream.done-sentinel",
+         lambda: lint("responses", [*responses_text(), DONE]), [8]),
     Case("stream.malformed-frame",
          lambda: lint("openai", _with(openai_text(), 2, b"data: {not json\n\n")), [2]),
     Case("stream.server-error",
@@ -224,9 +230,23 @@ CASES = [
          lambda: lint("openai", _with(openai_text(), 1, {
              **oa({}), "choices": [{"delta": {"content": "a"}, "finish_reason": None}]})),
          [1]),
+    Case("openai.choice-index-range",
+         lambda: lint("openai", _with(openai_text(), 2, {
+             **oa({}), "choices": [{"index": 1, "delta": {"content": "a"},
+                                    "finish_reason": None}]}),
+             request={"model": "gpt-x", "stream": True}),
+         [2]),
     Case("openai.tool-call-index",
          lambda: lint("openai", _with(openai_tools(), 2, tc(None, '{"city": '))),
          [2], {"openai.tool-call-json"}),
+    Case("openai.tool-call-index-gap",
+         lambda: lint("openai", [*openai_tools()[:4], tc(2, "{}", first=True),
+                                 *openai_tools()[4:]]),
+         [4]),
+    Case("openai.tool-call-function",  # (the openai SDK asserts tool_call_delta.function)
+         lambda: lint("openai", _with(openai_tools(), 1, oa({"tool_calls": [
+             {"index": 0, "id": "call_0", "type": "function"}]}))),
+         [1]),
     Case("openai.tool-call-id-once",
          lambda: lint("openai", _with(openai_tools(), 3, tc(0, '"Bern"}', first=True))),
          [3], {"openai.tool-call-json"}),
@@ -234,6 +254,8 @@ CASES = [
          lambda: lint("openai", _with(openai_tools(), 3, tc(0, '"Bern"'))), [3]),
     Case("openai.finish-reason-once",
          lambda: lint("openai", [*openai_text()[:-1], oa({}, "stop"), DONE]), [5]),
+    Case("openai.tool-calls-finish",
+         lambda: lint("openai", [*openai_text()[:-2], oa({}, "tool_calls"), DONE]), [4]),
     Case("openai.finish-reason-missing",
          lambda: lint("openai", [*openai_text()[:-2], DONE]), [None]),
     Case("openai.usage-chunk",
@@ -241,6 +263,16 @@ CASES = [
                                                         "usage": {"total_tokens": 9}}, DONE],
                       request={"model": "gpt-x", "stream": True}),
          [5]),
+    Case("openai.usage-with-choices",
+         lambda: lint("openai", _with(openai_text(), 4, oa({}, "stop", usage={"total_tokens": 9})),
+                      request={"stream_options": {"include_usage": True}}),
+         [4]),
+    Case("openai.done-exact",
+         lambda: lint("openai", _with(openai_text(), 5, b"data:  [DONE]\n\n")),
+         [5], {"sse.extra-space-after-colon"}),
+    Case("openai.event-without-data",  # (the openai SDK: json.loads("") fails)
+         lambda: lint("openai", [*openai_text()[:2], b"event: ping\n\n", *openai_text()[2:]]),
+         [2]),
     # Anthropic
     Case("anthropic.event-order", lambda: lint("anthropic", _swap(anthropic_text(), 1, 3)),
          [1], {"anthropic.block-index"}),
@@ -253,6 +285,15 @@ CASES = [
     Case("anthropic.input-json",
          lambda: lint("anthropic", _anth(8, lambda d: d["delta"].update(partial_json=' "Bern"'))),
          [8]),
+    Case("anthropic.stop-reason-missing",
+         lambda: lint("anthropic", _anth(10, lambda d: d["delta"].update(stop_reason=None))),
+         [10]),
+    Case("anthropic.delta-usage",  # (the SDK reads event.usage.output_tokens)
+         lambda: lint("anthropic", _anth(10, lambda d: d.pop("usage"))), [10]),
+    Case("anthropic.event-line-missing",  # (the Anthropic SDK skips it: the "Hello" is lost)
+         lambda: lint("anthropic", _with(anthropic_text(), 3,
+                                         anthropic_text()[3][1])),
+         [3]),
     Case("anthropic.event-name",
          lambda: lint("anthropic", _with(anthropic_text(), 4, (
              "content_block_stop", anthropic_text()[4][1]))),  # type: ignore[index]
@@ -267,6 +308,14 @@ CASES = [
     Case("gemini.consistent-ids",
          lambda: lint("gemini", _with(gemini_text(), 1, gm(" is blue.", responseId="r2"))),
          [1, 2]),
+    Case("gemini.candidate-index",
+         lambda: lint("gemini", _with(gemini_text(), 1, {**gm(" is blue."), "candidates": [
+             {**gm(" is blue.")["candidates"][0], "index": 1}]}),
+             request={"contents": [{"parts": [{"text": "sky?"}]}]}),
+         [1]),
+    Case("gemini.data-lines-only",
+         lambda: lint("gemini", [*gemini_text()[:1], b": keep-alive\n\n", *gemini_text()[1:]]),
+         [1]),
     # Responses
     Case("responses.sequence-number",
          lambda: lint("responses", responses_text()[:4] + renumber(responses_text()[4:], 6)),
@@ -277,6 +326,24 @@ CASES = [
          lambda: lint("responses", _resp(4, lambda d: d.update(output_index=1))), [4]),
     Case("responses.function-call-json",
          lambda: lint("responses", responses_call(['{"city":', ' "Bern"'])), [3]),
+    Case("responses.response-id",  # (the openai SDK: "Lifecycle response identity changed")
+         lambda: lint("responses", _resp(7, lambda d: d["response"].update(id="resp_2"))), [7]),
+    Case("responses.item-identity",  # ("Completed output item identity changed")
+         lambda: lint("responses", _resp(6, lambda d: d["item"].update(id="msg_2"))), [6]),
+    Case("responses.delta-after-done",
+         lambda: lint("responses", renumber([*responses_text()[:6], ("response.output_text.delta", {
+             **responses_text()[4][1], "delta": "!"}), *responses_text()[6:]])),
+         [6]),
+    Case("responses.done-mismatch",
+         lambda: lint("responses", _resp(5, lambda d: d.update(text="Hi there!"))), [5]),
+    Case("responses.event-name",
+         lambda: lint("responses", _with(responses_text(), 3, (
+             "response.output_text.done", responses_text()[3][1]))),
+         [3]),
+    Case("responses.event-without-data",
+         lambda: lint("responses", [*responses_text()[:3], b"retry: 3000\n\n",
+                                    *responses_text()[3:]]),
+         [3]),
     Case("responses.item-not-done",
          lambda: lint("responses", renumber(_drop(responses_text(), 6))), [6]),
     # Ollama
@@ -356,14 +423,24 @@ def test_the_clean_variants_of_the_rules_stay_quiet() -> None:
 
 
 def test_a_rule_that_fires_on_every_frame_is_capped() -> None:
-    frames = [oa({"content": "a"}, object="x") for _ in range(3)]
+    # a different message each time (created changes on every chunk): MAX_PER_RULE
+    # findings, then one counting the rest
+    t0 = 1764449000
+    frames: list[Frame] = [oa({"role": "assistant", "content": ""})]
+    frames += [oa({"content": "a"}, created=t0 + k) for k in range(1, MAX_PER_RULE + 9)]
+    verdict = lint("openai", [*frames, oa({}, "stop", created=t0 + MAX_PER_RULE + 8), DONE])
+    ids = [f for f in verdict.findings if f.rule == "openai.consistent-ids"]
+    assert len(ids) == MAX_PER_RULE + 1
+    assert ids[0].frame == 1
+    assert ids[0].message.endswith(f"created {t0} -> {t0 + 1}")
+    assert ids[-1].frame is None
+    assert ids[-1].message.endswith(": 8 more like this")
+    # the same message on every frame is one finding with a count and its frames
     roles = [oa({"role": "assistant", "content": "a"}) for _ in range(MAX_PER_RULE + 8)]
-    verdict = lint("openai", [*frames, *roles, oa({}, "stop"), DONE])
-    role = [f for f in verdict.findings if f.rule == "openai.role-first"]
-    assert len(role) == MAX_PER_RULE + 1
-    assert role[-1].frame is None
-    assert role[-1].message.endswith(": 8 more like this")
-    assert role[0].frame == 3  # frames 0-2 gave choice 0 its first chunk: 3 repeats the role
+    verdict = lint("openai", [*roles, oa({}, "stop"), DONE])
+    (role,) = verdict.findings
+    assert (role.rule, role.frame, role.count) == ("openai.role-first", 1, MAX_PER_RULE + 7)
+    assert role.frames == tuple(range(1, MAX_FRAMES + 1))
 
 
 def test_live_feeding_reports_findings_as_frames_arrive() -> None:
@@ -385,7 +462,7 @@ def test_live_feeding_reports_findings_as_frames_arrive() -> None:
 def test_the_diagnosis_line() -> None:
     verdict = lint("openai", openai_text(20), reads=[(body(openai_text(20), "openai"), 3.0)])
     assert diagnosis(verdict.findings) == "buffered by a proxy"
-    two = lint("openai", [*openai_text()[:-1], oa({}, "stop"), oa({}, "stop"), DONE])
+    two = lint("openai", [*openai_text()[:-1], oa({}, "stop"), oa({}, "length"), DONE])
     assert diagnosis(two.findings) == "2 spec errors"
     assert diagnosis(lint("openai", openai_text()).findings) == ""
     warn = lint("ollama", _with(ollama_text(), 2, ol(" is", model="qwen3")))

@@ -62,10 +62,18 @@ def _line_ending(raw: bytes) -> str | None:
 
 
 class SSEFrameChecks:
-    """Framing rules over each SSE frame's bytes (once per stream for the style rules)."""
+    """Framing rules over each SSE frame's bytes (once per stream for the style rules).
+
+    ``data_only``: the rule id to report a line other than ``data: <value>`` with (a comment,
+    an ``event:``/``id:``/``retry:`` line, ``data:`` without its space), for a dialect whose
+    SDK reads nothing else (``None``: every SSE line is fine). ``no_data``: the rule id to
+    report a block with ``event:``, ``id:`` or ``retry:`` but no ``data:`` with, for a
+    dialect whose SDK dispatches it anyway (with empty data)."""
 
     def __init__(self, emit: Emit) -> None:
         self.emit = emit
+        self.data_only: str | None = None
+        self.no_data: str | None = None
         self._ending: str | None = None
         self._mixed = False
         self._nospace = False
@@ -93,10 +101,20 @@ class SSEFrameChecks:
                 self.emit("sse.mixed-line-endings", n, f"{was} before, {ending} here")
             elif ending is not None:
                 self._ending = ending
-        if frame.event is None and not frame.comments:
+        if frame.event is None and not frame.comments and not raw.strip(b"\r\n"):
             return  # blank lines
+        data_only = self.data_only
+        dataless: bytes | None = None  # a field line of a block that dispatched nothing
         for line in raw.splitlines():
-            if not line or line[0] == 58:  # blank, or ":" (a comment)
+            if not line:
+                continue
+            if line[:3] == _BOM:
+                shown = line[3:].partition(b":")[0].decode("utf-8", "replace")[:40]
+                self.emit("sse.bom-inside", n, f"the {shown!r} line after U+FEFF")
+                continue
+            if data_only is not None and line[:6] != b"data: ":
+                self.emit(data_only, n, _line_kind(line))
+            if line[0] == 58:  # ":" (a comment)
                 continue
             name, colon, value = line.partition(b":")
             if name not in _KNOWN_FIELDS:
@@ -105,6 +123,8 @@ class SSEFrameChecks:
                     shown = name.decode("utf-8", "replace")[:40]
                     self.emit("sse.unknown-field", n, repr(shown))
                 continue
+            if dataless is None and frame.event is None and name != b"data":
+                dataless = line
             if colon and value and value[:1] != b" " and not self._nospace:
                 self._nospace = True
                 self.emit("sse.no-space-after-colon", n, name.decode())
@@ -116,6 +136,26 @@ class SSEFrameChecks:
                 if not value.isdigit():
                     shown = value.decode("utf-8", "replace")[:40]
                     self.emit("sse.retry", n, f"retry: {shown!r}")
+        if (
+            dataless is not None
+            and self.no_data is not None
+            and frame.complete
+            and getattr(frame, "role", None) != "oversized"  # (its data line broke the cap)
+        ):
+            self.emit(self.no_data, n, repr(dataless.decode("utf-8", "replace")[:40]))
+
+
+def _line_kind(line: bytes) -> str:
+    """What a line other than ``data: <value>`` is, in a few words (the same words for the
+    same kind of line: one finding counts them)."""
+    if line[:1] == b":":
+        return "a comment (keep-alive)"
+    name, colon, _ = line.partition(b":")
+    if name == b"data":
+        return "data: without the space after the colon"
+    if colon and name in _KNOWN_FIELDS:
+        return f"an {name.decode()}: line" if name == b"event" or name == b"id" else "a retry: line"
+    return f"a line that is no field ({name.decode('utf-8', 'replace')[:20]!r})"
 
 
 class DialectChecks(Protocol):
@@ -146,9 +186,19 @@ def skip(events: list[StreamEvent]) -> bool:
 class DialectLint:
     """A dialect's lint rules: its ``family`` (the rules' id prefix), the ``title`` the rule
     table gives them, the ``rules`` in documented order, and ``checks(emit, request)`` making
-    one stream's :class:`DialectChecks` (``request``: the request body, when known)."""
+    one stream's :class:`DialectChecks` (``request``: the request body, when known).
+
+    ``done_sentinel``: a bare ``data: [DONE]`` after the dialect's terminal event is a
+    harmless gateway habit (``stream.done-sentinel``, info), not data after the terminal
+    (nor a malformed frame) — for a dialect whose SDK stops before it or skips it.
+    ``data_only``: the rule id for an SSE line other than ``data: <value>``, when the
+    dialect's SDK reads nothing else; ``no_data``: the rule id for a block with fields but
+    no ``data:``, when the dialect's SDK dispatches it (:class:`SSEFrameChecks`)."""
 
     family: str
     title: str
     rules: tuple[Rule, ...]
     checks: Callable[[Emit, dict[str, Any] | None], DialectChecks]
+    done_sentinel: bool = False
+    data_only: str | None = None
+    no_data: str | None = None

@@ -14,7 +14,7 @@ raw body); ``feed`` returns the findings each read brought, ``finish`` the rest:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from streamscope.core.turn.model import Turn
@@ -35,14 +35,18 @@ from streamscope.core.wire.events import (
     ToolCallDelta,
 )
 
-__all__ = ["MAX_PER_RULE", "Linter", "Verdict", "diagnosis"]
+__all__ = ["MAX_FRAMES", "MAX_PER_RULE", "Linter", "Verdict", "diagnosis"]
 
 LEAN_HEAD = 1024
 """With ``keep_text=False``: the body's first bytes kept to recognise an error page or JSON
 error document (the CLI keeps the pipeline's default)."""
 
 MAX_PER_RULE = 100
-"""Findings kept per rule; past that a rule's further hits are counted in one last finding."""
+"""Findings (different messages) kept per rule; past that a rule's further hits are counted
+in one last finding. The same message again is no new finding: the first one counts it."""
+
+MAX_FRAMES = 100
+"""Frames a finding lists (its ``count`` goes on past them)."""
 
 _NO_STREAM_ENDS = frozenset({"http_error", "not_a_stream", "connect_error", "first_byte_timeout"})
 
@@ -135,6 +139,9 @@ class Linter:
         self.findings: list[Finding] = []
         self._new: list[Finding] = []
         self._counts: dict[str, int] = {}
+        # (rule, detail) -> [the finding, times it fired, its frames]: one finding a message
+        self._groups: dict[tuple[str, str], list[Any]] = {}
+        self._done_sentinel = False  # the dialect tolerates a "[DONE]" after its terminal
         self._n = 0
         self._oversized: int | None = None  # the row of an over-long line's start
         self._sse = SSEFrameChecks(self._emit)
@@ -192,6 +199,7 @@ class Linter:
         elif kind not in _NO_STREAM_ENDS:
             self._stream_end(turn, kind, t)
         self._flush_counts()
+        self.findings = self._grouped()
         self._verdict = Verdict(
             dialect=turn.dialect or self.pipeline.dialect_name,
             outcome=turn.outcome.value if turn.outcome is not None else None,
@@ -222,15 +230,36 @@ class Linter:
         return None
 
     def _emit(self, rule_id: str, frame: int | None, detail: str) -> None:
+        key = (rule_id, detail)
+        group = self._groups.get(key)
+        if group is not None:  # the same finding again: counted, its frame listed (once)
+            group[1] += 1
+            listed = group[2]
+            if frame is not None and len(listed) < MAX_FRAMES and frame not in listed[-1:]:
+                listed.append(frame)
+            return
         count = self._counts.get(rule_id, 0) + 1
         self._counts[rule_id] = count
         if count > MAX_PER_RULE:
             return
         r = RULES[rule_id]
         message = f"{r.message}: {detail}" if detail else r.message
-        finding = Finding(rule_id, r.severity, frame, message, r.hint)
+        frames = (frame,) if frame is not None else ()
+        finding = Finding(rule_id, r.severity, frame, message, r.hint, 1, frames)
+        self._groups[key] = [finding, 1, list(frames)]
         self.findings.append(finding)
         self._new.append(finding)
+
+    def _grouped(self) -> list[Finding]:
+        """The findings, each with its count and frames."""
+        repeated = {id(g[0]): g for g in self._groups.values() if g[1] > 1}
+        if not repeated:
+            return self.findings
+        out = []
+        for f in self.findings:
+            g = repeated.get(id(f))
+            out.append(f if g is None else replace(f, count=g[1], frames=tuple(g[2])))
+        return out
 
     def _flush_counts(self) -> None:
         for rule_id, count in self._counts.items():
@@ -258,6 +287,10 @@ class Linter:
         self._decided = True
         lint = dialect_lints().get(name)
         self._checks = lint.checks(self._emit, self.request) if lint is not None else None
+        if lint is not None:
+            self._done_sentinel = lint.done_sentinel
+            self._sse.data_only = lint.data_only
+            self._sse.no_data = lint.no_data
         if self.headers is None or (self.status is not None and self.status >= 400):
             return
         ctype = (self._header("content-type") or "").strip()
@@ -312,8 +345,11 @@ class Linter:
                     self._keepalives += 1
                 n += 1
                 continue
+            sentinel = False  # a bare [DONE] after the terminal, where the dialect shrugs
             if self._terminal_at is not None:
-                emit("stream.data-after-terminal", n, f"terminal at frame {self._terminal_at}")
+                sentinel = self._done_sentinel and ev.data == "[DONE]"
+                rule_id = "stream.done-sentinel" if sentinel else "stream.data-after-terminal"
+                emit(rule_id, n, f"terminal at frame {self._terminal_at}")
             if len(events) == 1 and type(events[0]) is TextDelta:  # the usual frame
                 if checks is not None:
                     checks.frame(n, ev, events)
@@ -340,6 +376,8 @@ class Linter:
                         self._terminal_at = n
                 elif isinstance(e, MalformedFrame):
                     malformed = True
+                    if sentinel:
+                        continue
                     rule_id = "ollama.one-object-per-line" if ollama else "stream.malformed-frame"
                     emit(rule_id, n, e.reason)
                 elif isinstance(e, ServerError):

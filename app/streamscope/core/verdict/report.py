@@ -21,7 +21,7 @@ from urllib.parse import quote
 from streamscope import __version__
 from streamscope.core.verdict.catalog import RULES
 from streamscope.core.verdict.engine import Verdict, diagnosis
-from streamscope.core.verdict.rules import Rule
+from streamscope.core.verdict.rules import Finding, Rule
 
 __all__ = [
     "MAX_RESULTS",
@@ -109,6 +109,14 @@ def fingerprint(rule: str, dialect: str | None, message: str, frame: bytes) -> s
     return h.hexdigest()[:32]
 
 
+def _times(f: Finding) -> str:
+    """`` (3 times: frames 4, 9, 12)`` for a finding that fired on several frames."""
+    if f.count <= 1:
+        return ""
+    shown = ", ".join(str(n) for n in f.frames[:10]) + (", …" if len(f.frames) > 10 else "")
+    return f" ({f.count} times: frames {shown})" if shown else f" ({f.count} times)"
+
+
 def _where(entry: int | None, frame: int | None) -> str:
     parts = ([f"entry {entry}"] if entry is not None else []) + (
         [f"frame {frame}"] if frame is not None else []
@@ -159,6 +167,8 @@ def to_sarif(streams: Sequence[SarifStream]) -> dict[str, Any]:
             print_ = f"{print_}:{seen[print_]}"
             where = _where(s.entry, f.frame)
             props: dict[str, Any] = {"frame": f.frame, "hint": f.hint}
+            if f.count > 1:
+                props["count"], props["frames"] = f.count, list(f.frames)
             if s.entry is not None:
                 props["entry"] = s.entry
             results.append(
@@ -166,7 +176,9 @@ def to_sarif(streams: Sequence[SarifStream]) -> dict[str, Any]:
                     "ruleId": f.rule,
                     "ruleIndex": ids[f.rule],
                     "level": SARIF_LEVELS[f.severity],
-                    "message": {"text": f"{where}: {f.message}" if where else f.message},
+                    "message": {
+                        "text": (f"{where}: {f.message}" if where else f.message) + _times(f)
+                    },
                     "locations": [location],
                     "partialFingerprints": {FINGERPRINT_KEY: print_, LINE_HASH_KEY: print_},
                     "properties": props,
@@ -215,7 +227,9 @@ def to_text(verdict: Verdict) -> str:
     lines = []
     for f in verdict.findings:
         where = f"frame {f.frame}" if f.frame is not None else "stream"
-        lines.append(f"{_ICONS[f.severity]} {f.severity:7} {where:>11}  {f.rule}  {f.message}")
+        lines.append(
+            f"{_ICONS[f.severity]} {f.severity:7} {where:>11}  {f.rule}  {f.message}{_times(f)}"
+        )
         lines.append(f"{'':23}{f.hint}")
     s = verdict.summary
     line = (

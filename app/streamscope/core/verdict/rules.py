@@ -6,13 +6,14 @@ README's rule table are made from.
 
 A :class:`Rule` is an id (``family.name``: ``openai.finish-reason-once``), a severity, a
 one-line message (what is wrong) and a hint (what usually causes it and how to fix it).
-A :class:`Finding` is one place a rule fired: the 0-based frame number as the Frames tab
-numbers frames, or ``None`` for a finding about the whole stream.
+A :class:`Finding` is a rule that fired: the 0-based frame number as the Frames tab
+numbers frames (the first, when the same finding came on several frames: ``count`` says how
+many times, ``frames`` lists them), or ``None`` for a finding about the whole stream.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = ["COMMON", "COMMON_FAMILIES", "SEVERITIES", "Finding", "Rule", "Severity"]
@@ -40,13 +41,18 @@ class Rule:
 @dataclass(frozen=True, slots=True)
 class Finding:
     """A rule that fired: where (``frame``, ``None`` for the whole stream) and the message
-    with this stream's particulars."""
+    with this stream's particulars. The same rule with the same message on several frames is
+    one finding: ``frame`` is the first of them, ``count`` how many times it fired and
+    ``frames`` where (the first :data:`~streamscope.core.verdict.engine.MAX_FRAMES` of them;
+    empty for a finding about the whole stream)."""
 
     rule: str
     severity: Severity
     frame: int | None
     message: str
     hint: str
+    count: int = 1
+    frames: tuple[int, ...] = field(default=())
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -55,6 +61,8 @@ class Finding:
             "frame": self.frame,
             "message": self.message,
             "hint": self.hint,
+            "count": self.count,
+            "frames": list(self.frames),
         }
 
 
@@ -95,6 +103,15 @@ COMMON: tuple[Rule, ...] = (
         "the stream starts with a UTF-8 byte order mark",
         "Browsers drop it, many SSE parsers do not and fail on the first field. Remove the BOM "
         "the server's writer adds.",
+    ),
+    Rule(
+        "sse.bom-inside",
+        "error",
+        "a byte order mark inside the stream: its line is read as an unknown field and the "
+        "event is lost",
+        "U+FEFF before a field name makes it another field ('\\ufeffdata'), which every SSE "
+        "parser ignores: the event's data never reaches the client. A writer that encodes "
+        "each chunk with a BOM (utf-8-sig), or a proxy joining two bodies.",
     ),
     Rule(
         "sse.mixed-line-endings",
@@ -173,6 +190,14 @@ COMMON: tuple[Rule, ...] = (
         "data arrived after the terminal signal",
         "Clients stop reading at the terminal signal and never see it. The server must send "
         "everything (usage, last deltas) before [DONE] / message_stop / done:true.",
+    ),
+    Rule(
+        "stream.done-sentinel",
+        "info",
+        "a [DONE] sentinel the dialect does not define, after the terminal event",
+        "Gateways (LiteLLM and others) append OpenAI's 'data: [DONE]' to every stream. The "
+        "openai SDK stops at it and the Anthropic SDK skips it (no event name): nothing is "
+        "lost. (google-genai parses it as JSON and fails: in a Gemini stream it is an error.)",
     ),
     Rule(
         "stream.malformed-frame",

@@ -40,7 +40,9 @@ class AnthropicChecks:
             return
         kind = obj.get("type")
         emit = self.emit
-        if ev.event != "message" and ev.event != kind:
+        if ev.event == "message":  # (no event: line; Anthropic has no "message" event)
+            emit("anthropic.event-line-missing", n, "")
+        elif ev.event != kind:
             emit("anthropic.event-name", n, f"event: {ev.event}, type: {kind}")
         if kind in ("ping", "error"):
             return
@@ -84,6 +86,12 @@ class AnthropicChecks:
                 emit("anthropic.block-index", n, f"index {index!r}, open block {open_block[0]}")
             self._open = None
         elif kind == "message_delta":
+            delta = obj.get("delta")
+            if not isinstance(delta, dict) or delta.get("stop_reason") is None:
+                emit("anthropic.stop-reason-missing", n, "")
+            usage = obj.get("usage")
+            if not isinstance(usage, dict) or type(usage.get("output_tokens")) is not int:
+                emit("anthropic.delta-usage", n, f"usage: {usage!r}"[:80])
             if open_block is not None:
                 emit(order, n, f"message_delta while block {open_block[0]} is open")
                 self._open = None
@@ -132,6 +140,28 @@ RULES: tuple[Rule, ...] = (
         "Pieces were lost or reordered, or max_tokens cut the call short.",
     ),
     Rule(
+        "anthropic.stop-reason-missing",
+        "error",
+        "message_delta has no stop_reason (null)",
+        "stop_reason is null only in message_start; the message_delta sets it. Without it "
+        "the SDK's final message looks unfinished and clients cannot tell end_turn from "
+        "max_tokens or tool_use (an agent loop skips the tool calls).",
+    ),
+    Rule(
+        "anthropic.delta-usage",
+        "error",
+        "message_delta has no usage.output_tokens",
+        "The Anthropic SDK's stream accumulator reads event.usage.output_tokens on every "
+        "message_delta and fails without it. Servers imitating the API often leave usage out.",
+    ),
+    Rule(
+        "anthropic.event-line-missing",
+        "error",
+        "an event has no 'event:' line",
+        "The Anthropic SDKs dispatch on the SSE event name and skip events without one: "
+        "this event never reaches the client. Send 'event: <type>' before each data line.",
+    ),
+    Rule(
         "anthropic.event-name",
         "warning",
         "the SSE event name does not match the data's type",
@@ -139,5 +169,5 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-LINT = DialectLint("anthropic", "Anthropic messages", RULES, _checks)
+LINT = DialectLint("anthropic", "Anthropic messages", RULES, _checks, done_sentinel=True)
 """What the verdict stage finds for this dialect (:func:`~.lint_of`)."""

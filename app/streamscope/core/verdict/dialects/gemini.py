@@ -18,10 +18,18 @@ __all__ = ["LINT", "RULES", "GeminiChecks"]
 class GeminiChecks:
     """generateContent chunks: finishReason once and last, consistent ids."""
 
-    def __init__(self, emit: Emit) -> None:
+    def __init__(self, emit: Emit, request: dict[str, Any] | None = None) -> None:
         self.emit = emit
         self._ids: tuple[Any, Any] | None = None
         self._finished: dict[int, int] = {}
+        self._indexes: set[int] = set()
+        self.n_candidates: int | None = None  # candidates asked for (None: request unknown)
+        if request is not None:
+            config = request.get("generationConfig", request.get("generation_config"))
+            count = None
+            if isinstance(config, dict):
+                count = config.get("candidateCount", config.get("candidate_count"))
+            self.n_candidates = count if type(count) is int and count > 0 else 1
 
     def frame(self, n: int, ev: SSEEvent, events: list[StreamEvent]) -> None:
         if any(type(e) is MalformedFrame for e in events):
@@ -45,6 +53,8 @@ class GeminiChecks:
                 continue
             index = cand.get("index", 0)
             index = index if type(index) is int else 0
+            if index not in self._indexes:
+                self._candidate(n, index)
             content = cand.get("content")
             parts = content.get("parts") if isinstance(content, dict) else None
             reason = cand.get("finishReason")
@@ -59,15 +69,43 @@ class GeminiChecks:
             elif reason:
                 self._finished[index] = n
 
+    def _candidate(self, n: int, index: int) -> None:
+        """A candidate index first seen: one the request asked for, and none skipped."""
+        asked = self.n_candidates
+        if index < 0 or (asked is not None and index >= asked):
+            want = f"{asked} candidate" + ("s" if asked != 1 else "")
+            self.emit("gemini.candidate-index", n, f"index {index}, the request asked {want}")
+        elif index > len(self._indexes):
+            missing = len(self._indexes)
+            self.emit("gemini.candidate-index", n, f"index {index}, before index {missing}")
+        self._indexes.add(index)
+
     def finish(self, turn: Turn) -> None:
         return
 
 
 def _checks(emit: Emit, request: dict[str, Any] | None) -> DialectChecks:
-    return GeminiChecks(emit)
+    return GeminiChecks(emit, request)
 
 
 RULES: tuple[Rule, ...] = (
+    Rule(
+        "gemini.candidate-index",
+        "error",
+        "a candidate index the request did not ask for (candidateCount), or one that skips",
+        "With one candidate (the default) every chunk's candidate is index 0. Clients that "
+        "join candidates by index make a second answer, and response.text reads "
+        "candidates[0], which is then not the answer's first candidate.",
+    ),
+    Rule(
+        "gemini.data-lines-only",
+        "error",
+        "a line other than 'data: <json>' (a comment, event:, id:, retry:, or data: "
+        "without its space)",
+        "The google-genai SDK reads only lines starting with 'data: ' and parses any other "
+        "non-blank line as JSON: it fails (UnknownApiResponseError) at this line. A proxy "
+        "adding keep-alive comments or event names breaks every google-genai client.",
+    ),
     Rule(
         "gemini.finish-reason-once",
         "error",
@@ -85,9 +123,10 @@ RULES: tuple[Rule, ...] = (
         "gemini.consistent-ids",
         "warning",
         "responseId or modelVersion changes between chunks",
-        "All chunks of one answer share them; a change means two answers were interleaved.",
+        "All chunks of one answer share them; a change usually means two answers were "
+        "interleaved, or a gateway rewrote some chunks.",
     ),
 )
 
-LINT = DialectLint("gemini", "Gemini", RULES, _checks)
+LINT = DialectLint("gemini", "Gemini", RULES, _checks, data_only="gemini.data-lines-only")
 """What the verdict stage finds for this dialect (:func:`~.lint_of`)."""

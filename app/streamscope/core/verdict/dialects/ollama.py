@@ -56,7 +56,7 @@ RULES: tuple[Rule, ...] = (
         "ollama.consistent-model",
         "warning",
         "model changes between lines",
-        "All lines of one answer name the same model; a change means interleaved answers.",
+        "All lines of one answer name the same model; a change usually means interleaved answers.",
     ),
     Rule(
         "ollama.one-object-per-line",
