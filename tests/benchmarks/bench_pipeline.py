@@ -7,6 +7,12 @@ Times whole processes, in the same run, against the demo server's `demo-firehose
   - the official `openai` SDK consuming the same stream,
   - a bare httpx read of the body with no parsing (the floor).
 Targets: ours <= 0.1x the SDK's time and <= 4x the bare read.
+
+Then frames that are not JSON at all: a body of ``data: x`` frames (default 64 MB, ~7.5 M
+frames) written to a file, replayed by ``streamscope replay FILE --json`` against a 30-line
+pure-Python loop that cuts the same SSE with ``bytes.find`` and parses each payload with orjson
+(whole processes, interleaved), and the same loop with our first-byte check (a payload that
+cannot start JSON is not parsed). Targets: ours <= 2x the loop, and under 10 s at 64 MB.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from streamscope.demo.server import DemoServer
 
@@ -41,6 +49,41 @@ with httpx.Client(timeout=60) as c, c.stream("POST", sys.argv[1] + "/chat/comple
     for chunk in r.iter_raw():
         n += len(chunk)
 print(n)
+"""
+
+
+NONJSON_FRAME = b"data: x\n\n"
+
+LOOP = """
+import sys, orjson
+body, FIRST_BYTE = open(sys.argv[1], "rb").read(), sys.argv[2] == "1"
+loads, bad_json = orjson.loads, orjson.JSONDecodeError
+find = body.find
+pos = events = malformed = 0
+while True:
+    end = find(b"\\n\\n", pos)
+    if end < 0:
+        break
+    block, pos = body[pos:end], end + 2
+    data = []
+    for line in block.split(b"\\n"):
+        if line[:5] == b"data:":
+            value = line[5:]
+            data.append(value[1:] if value[:1] == b" " else value)
+    if not data:
+        continue
+    events += 1
+    payload = b"\\n".join(data)
+    if payload == b"[DONE]":
+        continue
+    if FIRST_BYTE and payload[:1] not in b' \\t\\r\\n{["-0123456789tfn':
+        malformed += 1
+        continue
+    try:
+        loads(payload)
+    except bad_json:
+        malformed += 1
+print(events, malformed)
 """
 
 
@@ -96,11 +139,58 @@ def _run(deltas: int, runs: int) -> tuple[dict[str, float], int, int]:
     return best, size, body_bytes
 
 
+def measure_nonjson(megabytes: int = 64, runs: int = 3) -> dict[str, float]:
+    """Best whole-process seconds of the replay of ``megabytes`` of ``data: x`` frames and of
+    the pure-Python loop (for ``run_all.py``); ``frames`` is their count."""
+    frames = megabytes * 1024 * 1024 // len(NONJSON_FRAME)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "nonjson.sse"
+        path.write_bytes(NONJSON_FRAME * frames)
+        ours_cmd = [sys.executable, "-m", "streamscope", "replay", str(path), "--json"]
+        loop_cmd = [sys.executable, "-c", LOOP, str(path), "0"]
+        checked_cmd = [sys.executable, "-c", LOOP, str(path), "1"]
+        ours = loop = checked = float("inf")
+        for _ in range(runs):  # interleaved: all see the same machine
+            start = time.perf_counter()
+            done = subprocess.run(ours_cmd, capture_output=True, text=True, timeout=900)
+            ours = min(ours, time.perf_counter() - start)
+            result = json.loads(done.stdout)
+            assert result["events"] == frames, (result["events"], frames)
+            for cmd in (loop_cmd, checked_cmd):
+                seconds, out = timed(cmd)
+                assert out.split() == [str(frames), str(frames)], out
+                if cmd is loop_cmd:
+                    loop = min(loop, seconds)
+                else:
+                    checked = min(checked, seconds)
+    return {
+        "streamscope replay FILE --json": ours,
+        "pure-Python loop": loop,
+        "pure-Python loop, first-byte check": checked,
+        "frames": frames,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--deltas", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--nonjson-mb", type=int, default=64, help="0: skip that part")
+    parser.add_argument("--skip-firehose", action="store_true")
     args = parser.parse_args()
+    if args.nonjson_mb:
+        nonjson = measure_nonjson(args.nonjson_mb, args.runs)
+        ours, loop = nonjson["streamscope replay FILE --json"], nonjson["pure-Python loop"]
+        print(f"{args.nonjson_mb} MB of data: x ({nonjson['frames']:,.0f} frames), "
+              f"best of {args.runs} (whole processes)")  # fmt: skip
+        print(f"{'streamscope replay FILE --json':32} {ours:8.2f}")
+        print(f"{'pure-Python loop':32} {loop:8.2f}")
+        checked = nonjson["pure-Python loop, first-byte check"]
+        label = "  the same, first-byte check"
+        print(f"{label:32} {checked:8.2f}  (ours / it = {ours / checked:.2f}x)")
+        print(f"ours / loop = {ours / loop:.2f}x  (target <= 2x; under 10 s at 64 MB)\n")
+    if args.skip_firehose:
+        return
     best, size, body_bytes = _run(args.deltas, args.runs)
     ours = best["streamscope send --json"]
     print(

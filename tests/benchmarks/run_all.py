@@ -2,7 +2,9 @@
 
     .venv/bin/python tests/benchmarks/run_all.py [--quick]
 
-Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``), the text diff of Compare
+Decoder (``bench_sse.py``), headless pipeline (``bench_pipeline.py``: a firehose, and a body
+of frames that are not JSON against a pure-Python loop), lint against the CLI's replay
+(``bench_lint.py``), the text diff of Compare
 two turns, the tap (``bench_tap.py``: added latency per read, firehose tap ÷ direct; and
 ``bench_tap_window.py``: the window's worst stall while its tap records a firehose), serve's
 timing (``bench_serve.py``: each read against its recorded offset at speed 1),
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_gui
 import bench_history
+import bench_lint
 import bench_load
 import bench_pipeline
 import bench_serve
@@ -62,6 +65,37 @@ def pipeline_rows(quick: bool) -> list[Row]:
         check(name, "ours / SDK", ours / sdk, 0.1, ".3f", "x"),
         check(name, "ours / bare", ours / bare, 4, ".2f", "x"),
     ]
+
+
+def nonjson_rows(quick: bool) -> list[Row]:
+    """`streamscope replay` of frames that are not JSON against a pure-Python loop."""
+    megabytes = 16 if quick else 64
+    best = bench_pipeline.measure_nonjson(megabytes, runs=1 if quick else 3)
+    ours, loop = best["streamscope replay FILE --json"], best["pure-Python loop"]
+    name = f"replay {megabytes} MB of data: x ({best['frames'] / 1e6:.1f} M frames, processes)"
+    rows = [
+        info(name, "streamscope replay FILE --json", f"{ours:.2f} s"),
+        info(name, "pure-Python loop (bytes.find + orjson)", f"{loop:.2f} s"),
+        check(name, "ours / loop", ours / loop, 2.0, ".2f", "x"),
+        info(name, "ours / the loop with a first-byte check",
+             f"{ours / best['pure-Python loop, first-byte check']:.2f}x"),
+    ]  # fmt: skip
+    if not quick:
+        rows.append(check(name, "replay time", ours, 10.0, ".2f", " s"))
+    return rows
+
+
+def lint_rows(quick: bool) -> list[Row]:
+    """`streamscope lint` against the CLI's replay of the same capture."""
+    frames = 200_000 if quick else 1_000_000
+    best = bench_lint.measure(frames, runs=1 if quick else 3)
+    name = f"lint a {frames:,}-frame capture"
+    rows = [info(name, row, f"{seconds:.2f} s") for row, seconds in best.items()]
+    for where, ratio in bench_lint.ratios(best).items():
+        rows.append(
+            check(name, f"lint / CLI replay, {where}", ratio, bench_lint.TARGET, ".2f", "x")
+        )
+    return rows
 
 
 def text_diff_rows() -> list[Row]:
@@ -100,7 +134,10 @@ def main() -> int:
     rows = decoder_rows()
     print("decoder done", file=sys.stderr, flush=True)
     rows += pipeline_rows(args.quick)
+    rows += nonjson_rows(args.quick)
     print("pipeline done", file=sys.stderr, flush=True)
+    rows += lint_rows(args.quick)
+    print("lint done", file=sys.stderr, flush=True)
     rows += text_diff_rows()
     rows += bench_tap.measure(args.quick)
     rows += bench_tap_window.measure(args.quick)

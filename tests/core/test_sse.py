@@ -716,3 +716,36 @@ def test_random_bytes_raise_nothing_but_protocol_errors(
             events_of(stream, sizes, cap=40)
     except SSEProtocolError:
         pass
+
+
+# -- the events fast path (one-line data blocks cut from the bytes) -------------------------------
+
+BLOCK_TOKENS = [
+    b"data: x\n\n", b"data: \n\n", b"data: \n\n\n", b"data: a\ndata: b\n\n", b"id: 7\n",
+    b"event: e\n", b"retry: 5\n", b": c\n", b"data: \xc3\xa9\xff\n\n", b"\n", b"data: y\n",
+    b"data:z\n\n", b"\r\n", "data: 東京🙂\n\n".encode(), b"data: x\r\n\r\n",
+]  # fmt: skip
+block_streams = st.lists(st.sampled_from(BLOCK_TOKENS), max_size=40).map(b"".join)
+
+
+@FAST
+@given(block_streams, st.lists(st.integers(0, 60), max_size=8))
+def test_blocks_of_one_data_line_among_others_match_the_reference(
+    stream: bytes, sizes: list[int]
+) -> None:
+    expected = reference(stream)
+    assert events_of(stream) == expected
+    assert events_of(stream, sizes) == expected
+    assert [f.event for f in frames_of(stream, sizes) if f.event is not None] == expected
+
+
+def test_an_empty_data_line_then_two_blank_lines_between_data_blocks() -> None:
+    stream = b"data: a\n\ndata: \n\n\ndata: b\n\n"
+    assert events_of(stream) == [ev("a"), ev(""), ev("b")] == reference(stream)
+
+
+def test_events_built_fast_are_plain_frozen_events() -> None:
+    (event,) = events_of(b"id: 1\n\ndata: x\n\n")
+    assert type(event) is SSEEvent and event == ev("x", id="1")
+    with pytest.raises(AttributeError):
+        event.data = "y"  # type: ignore[misc]

@@ -120,6 +120,7 @@ class TurnAssembler:
         self._warnings: list[str] = []
         self._warnings_taken = 0
         self._malformed = 0
+        self._malformed_reason: str | None = None  # the reason of the last malformed frame
         self._terminal: str | None = None
         self._error: ServerError | None = None
         self._finished: Turn | None = None
@@ -142,6 +143,13 @@ class TurnAssembler:
                 self._first_answer = t
             self._last_token = t
             return True
+        if type(event) is MalformedFrame:  # (a frame that is not JSON may come millions of times)
+            self._malformed += 1
+            reason = event.reason
+            if reason is not self._malformed_reason:  # (the same one as the last: warned)
+                self._malformed_reason = reason
+                self.warn(f"malformed frame: {reason}")
+            return False
         match event:
             case TextDelta():  # (a subclass; the hot path above takes the rest)
                 raise TypeError("TextDelta subclasses are not supported")

@@ -22,6 +22,7 @@ from typing import Any, Literal, NamedTuple
 
 from streamscope.core.turn.assembler import TurnAssembler
 from streamscope.core.turn.model import Turn
+from streamscope.core.turn.not_json import JSON_START, NotJSON
 from streamscope.core.turn.outcome import StreamEnd, is_error_document
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects import (
@@ -141,6 +142,7 @@ class StreamPipeline:
         self._head = bytearray()  # the first BODY_KEPT bytes of the body
         self._frame_no = 0  # frames so far (the Frames tab's numbering)
         self._sniffed: list[SSEEvent] | None = None if self._dialect is None else []
+        self._not_json = NotJSON()  # payloads that cannot start JSON: not parsed per frame
         self.assembler = TurnAssembler(request_sent=request_sent, headers=headers)
         self.end_kind: str | None = None  # how the input ended, as close() decided it
         if self._dialect is not None:
@@ -362,16 +364,17 @@ class StreamPipeline:
         frames_out = update.frames
         number = self._frame_no
         self._frame_no = number + len(frames)
+        asm.events += len(frames)  # (less the frames without an event, below)
         for frame in frames:
             ev = frame.event
             if ev is None:
+                asm.events -= 1
                 if not frame.complete:
                     asm.partial_frame = True
                 if keep:
                     frames_out.append(ParsedFrame(frame, []))
                 number += 1
                 continue
-            asm.events += 1
             asm.frame = number
             number += 1
             if self._sniffed is not None:
@@ -379,8 +382,10 @@ class StreamPipeline:
             if parser is None:
                 parser = self._decide(ev)
                 events = [*self._pending_warnings, *parser.parse(ev)]
-            else:
+            elif ev.data[:1] == "{" or ev.data[:1] in JSON_START:
                 events = parser.parse(ev)
+            else:
+                events = self._not_json.events(parser, ev)
             if frame.invalid_utf8:
                 events.append(DialectWarning("a frame was not valid UTF-8 (decoded with U+FFFD)"))
             if len(events) == 1:
@@ -409,8 +414,10 @@ class StreamPipeline:
             if parser is None:
                 parser = self._decide(ev)
                 events = [*self._pending_warnings, *parser.parse(ev)]
-            else:
+            elif ev.data[:1] == "{" or ev.data[:1] in JSON_START:
                 events = parser.parse(ev)
+            else:
+                events = self._not_json.events(parser, ev)
             for e in events:
                 if apply(e, t):
                     progress = True

@@ -48,10 +48,10 @@ class LocatingLinter(Linter):
         super().__init__(*args, **kwargs)
         self.offsets = array.array("q")
 
-    def _frames(self, update: PipelineUpdate, t: float) -> None:
+    def _frames(self, update: PipelineUpdate, t: float) -> int:
         if update.frames:
-            self.offsets.extend(p.frame.offset for p in update.frames)
-        super()._frames(update, t)
+            self.offsets.extend([p[0].offset for p in update.frames])  # (a list: faster)
+        return super()._frames(update, t)
 
 
 def _line_ends(data: bytes | bytearray, start: int, end: int) -> int:

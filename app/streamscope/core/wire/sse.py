@@ -100,7 +100,7 @@ class SSEDecoder:
         if self._mode != _EVENTS:
             self._enter(_EVENTS)
         lines = self._lines.cut(chunk)
-        events = self._fields.events(lines) if lines else []
+        events = self._fields.events_of(lines) if lines else []
         if self._lines.too_long:
             raise self._failure(events)
         return events

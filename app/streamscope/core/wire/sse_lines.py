@@ -3,14 +3,15 @@
 Owns the byte rules of :mod:`streamscope.core.wire.sse`: line ends (a CR ending one chunk and an
 LF starting the next are one line end), the one BOM at the very start, and the line cap (a line
 over it sets ``too_long`` and drops what is held; the decoder raises).  Knows nothing of fields:
-:class:`LineCutter` hands on complete lines, decoded; :class:`BlockCutter` complete blocks, as
-bytes.
+:class:`LineCutter` hands on complete lines, each ended by one LF; :class:`BlockCutter` complete
+blocks, exact; both as bytes.
 
 Runs of blank lines cost a few steps, not one a line.  A blank line after a blank line does
 nothing (it dispatches nothing and resets what is already reset), so :class:`LineCutter` shortens
-the runs it meets to one blank line; :class:`BlockCutter` cuts a run of stray blank lines (blank
-lines where a block starts) as one block.  4 MB of LF or 20 MB of bare CR decode at least at the
-normal rate, into one frame, not millions.
+the runs it meets to one blank line (and the field interpreter those left inside its lines);
+:class:`BlockCutter` cuts a run of stray blank lines (blank lines where a block starts) as one
+block.  4 MB of LF or 20 MB of bare CR decode at least at the normal rate, into one frame, not
+millions.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ _EOL_RUN: Final = re.compile(rb"[\r\n]*")
 # LineCutter: three or more line ends in a row (a line end, then two or more blank lines) do what
 # two do, so a run of them becomes two.  Once CRLF is LF, every CR or LF is one line end.
 _LF_RUN: Final = re.compile(rb"\n\n\n+")
-_LF_RUN_TEXT: Final = re.compile("\n\n\n+")
 _EOL_RUN_3: Final = re.compile(rb"[\r\n]{3,}")
 # LineCutter: a chunk this long is searched for runs of blank lines before it is split (a shorter
 # one after, only when it has many short lines): 20 MB of LF in one read would otherwise be split
@@ -61,12 +61,14 @@ class LineCutter:
         self.too_long = False
         """A line passed the cap: what :meth:`cut` returned is all there will be."""
 
-    def cut(self, chunk: bytes) -> list[str]:
-        """The lines ``chunk`` completes, decoded (UTF-8 with U+FFFD replacement), without line
-        ends.  At a line over the cap: the lines before it, and ``too_long`` set."""
+    def cut(self, chunk: bytes) -> bytes:
+        """The lines ``chunk`` completes, as bytes (not decoded yet: see
+        :meth:`~streamscope.core.wire.sse_fields.FieldInterpreter.events_of`), each ended by
+        one LF (whatever its line end was); ``b""`` when it completes none.  At a line over the
+        cap: the lines before it, and ``too_long`` set."""
         if self._cr:
             if not chunk:
-                return []
+                return b""
             self._cr = False
             if chunk[0] == 10:
                 chunk = chunk[1:]
@@ -92,7 +94,7 @@ class LineCutter:
                 self._pending_len += len(chunk)
                 if self._pending_len > self._max or self._first:
                     self._hold()
-            return []
+            return b""
         if self._pending:
             head = self._pending_len
             self._pending.append(chunk)
@@ -111,14 +113,8 @@ class LineCutter:
         if rest:
             self._pending.append(chunk[nl + 1 :])
             self._pending_len = rest
-        text = chunk[:nl].decode("utf-8", "replace")
-        lines = text.split("\n")
-        if len(lines) > (nl >> 3) + 16 and "\n\n\n" in text:
-            # Many short lines, some of them runs of blank lines: shortened, so that a run costs
-            # a few steps in the field interpreter, not one a line.  (A line count is free; a
-            # search of every chunk for the runs would cost bench_sse.py's feed 20 %.)
-            lines = _LF_RUN_TEXT.sub("\n\n", text).split("\n")
-        return lines
+            return chunk[: nl + 1]
+        return chunk
 
     def close(self) -> None:
         """End of stream: the unfinished line is dropped."""
@@ -137,7 +133,7 @@ class LineCutter:
             self._pending = [joined] if joined else []
             self._pending_len = len(joined)
 
-    def _cut_long(self, buf: bytes, nl: int) -> list[str]:
+    def _cut_long(self, buf: bytes, nl: int) -> bytes:
         """Slow path for a buffer longer than the cap: stop at the first over-long line."""
         lines = buf[:nl].split(b"\n")
         tail = buf[nl + 1 :]
@@ -147,7 +143,7 @@ class LineCutter:
         elif tail:
             self._pending = [tail]
             self._pending_len = len(tail)
-        return b"\n".join(good).decode("utf-8", "replace").split("\n") if good else []
+        return b"\n".join(good) + b"\n" if good else b""
 
     def _give_up(self) -> None:
         self.too_long = True
@@ -338,6 +334,14 @@ def _cut_lf_blocks(buf: bytes, limit: int, final: bool, blocks: list[bytes]) -> 
     general loop searches for LF LF and checks for the stream start.  Buys about 1.2x on
     ``feed_frames`` in bench_sse.py.
     """
+    if limit == len(buf) and buf[0] != 10 and b"\n\n\n" not in buf:
+        # Fastest path: no blank-line run anywhere, so every LF LF ends a block (and no
+        # block is empty): one split, then the line ends put back (a copy, as a slice is).
+        # Buys about 2x on the cut alone (bench_lint's frames).
+        parts = buf.split(b"\n\n")
+        rest = parts.pop()
+        blocks += [part + b"\n\n" for part in parts]
+        return len(buf) - len(rest)
     find = buf.find
     append = blocks.append
     pos = 0
@@ -347,7 +351,7 @@ def _cut_lf_blocks(buf: bytes, limit: int, final: bool, blocks: list[bytes]) -> 
             if end == len(buf) and not final:
                 break  # (held: the run may go on)
         else:
-            k = find(b"\n", pos, limit)
+            k = find(10, pos, limit)  # (an int needle: a plain memchr)
             if k < 0 or k + 1 >= limit:
                 break
             if buf[k + 1] == 10:  # one line
