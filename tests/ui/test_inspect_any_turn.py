@@ -459,6 +459,22 @@ def test_the_welcome_names_the_endpoint_actually_selected(
     assert "You are connected to the Work_vLLM endpoint" in welcome_text(window)
 
 
+def test_the_welcome_leaves_when_the_first_message_is_sent(
+    open_window: OpenWindow, aloop: qasync.QEventLoop
+) -> None:
+    from streamscope.ui.chat.message_card import NoticeCard, UserCard
+
+    window = open_window()
+    assert "Welcome to StreamScope" in welcome_text(window)
+    send(window, aloop, "demo", DEMO)
+    cards = window.chat.cards()
+    assert not [c for c in cards if isinstance(c, NoticeCard)]
+    assert isinstance(cards[0], UserCard) and window.chat.row_count() == 2
+    window.endpoint_bar.endpoint_combo.setCurrentIndex(0)  # (no welcome to update: no error)
+    window.switcher.new_conversation()  # a new empty conversation has its welcome again
+    assert "Welcome to StreamScope" in welcome_text(window)
+
+
 def test_reloaded_answer_cards_keep_their_model(
     open_window: OpenWindow, aloop: qasync.QEventLoop, profile: Profile
 ) -> None:

@@ -17,7 +17,9 @@ from PySide6.QtWidgets import (
 )
 from pytestqt.qtbot import QtBot
 
+from streamscope.core.turn.model import Timings, Turn
 from streamscope.core.turn.model import parse_arguments as parse_state
+from streamscope.core.turn.outcome import Outcome
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.ui.chat.turn_start import TurnStart
 from streamscope.ui.inspector import InspectorPanel
@@ -238,6 +240,40 @@ def test_timeline_milestones_ttft_and_rate(qtbot: QtBot) -> None:
     assert names[0] == "request_sent" and "first_reasoning" in names and names[-1] == "end"
     timeline.resize(500, 400)
     assert not timeline.grab().isNull()
+
+
+def test_timeline_of_a_turn_without_a_stream_says_so_instead_of_a_chart(qtbot: QtBot) -> None:
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    inspector.show()
+    timeline = inspector.timeline_panel
+    http_429 = Turn(
+        timings=Timings(request_sent=T0, headers=T0 + 0.012, end=T0 + 0.015),
+        outcome=Outcome.ERROR,
+        reason="HTTP 429: rate limited",
+        status=429,
+        bytes_received=80,
+    )
+    refused = Turn(
+        timings=Timings(request_sent=T0, end=T0 + 0.003),
+        outcome=Outcome.ERROR,
+        reason="Connection refused by 127.0.0.1:9 — is the server running?",
+    )
+    replayed_body = Turn(outcome=Outcome.COMPLETED, events=3, bytes_received=90, text="hi")
+    inspector.begin_turn(start())
+    inspector.finish_turn(http_429)
+    assert timeline.summary.text() == "<b>No stream</b>: HTTP 429 after 12 ms"
+    assert timeline.waterfall.isHidden() and timeline.chart.isHidden()
+    timeline.finish(refused)
+    assert timeline.summary.text() == (
+        "<b>No stream</b> after 3 ms: Connection refused by 127.0.0.1:9 — is the server running?"
+    )
+    timeline.finish(replayed_body)  # (a body replayed without its head is a stream)
+    assert "No stream" not in timeline.summary.text()
+    assert not timeline.waterfall.isHidden() and not timeline.chart.isHidden()
+    timeline.finish(refused)
+    inspector.begin_turn(start())  # the next turn has its charts back
+    assert not timeline.waterfall.isHidden() and not timeline.chart.isHidden()
 
 
 def test_gap_series_downsamples_by_max() -> None:

@@ -182,6 +182,7 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
             shown = last.slots[len(last.slots) - count + chosen]
             shown.unanswered, shown.skipped = skipped, True
             self.chat.refresh(shown)
+        self.chat.drop_welcome()
         self.chat.append_row(self.rows.user_sent(text, len(self.history.path()) - 1))
         self.chat.scroll_to_bottom()  # (the user just acted: follow the end again)
 

@@ -138,6 +138,13 @@ class ChatView(CardColumn):
         self._add_widget(card)
         return card
 
+    def drop_welcome(self) -> None:
+        """The conversation's first message is being sent: the welcome (a notice, alone in
+        the view) goes, so the exchange starts at the top."""
+        rows = self._rows
+        if len(rows) == 1 and isinstance(getattr(rows[0], "widget", None), NoticeCard):
+            self.set_rows([])
+
     def _add_widget(self, card: QWidget) -> None:
         card.hide()
         self.append_row(WidgetRow(widget=card), card)

@@ -12,6 +12,7 @@ toward the client's timeout.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
@@ -223,6 +224,7 @@ class TimelinePanel(QWidget):
         layout.addStretch(0)
 
     def begin_turn(self, t0: float) -> None:
+        self._show_charts(True)
         self.milestones = Milestones(request_sent=t0)
         self.waterfall.milestones = self.milestones
         self.series.clear(t0)
@@ -292,6 +294,14 @@ class TimelinePanel(QWidget):
         self._set_timings(turn.timings)
         self._show_live(None)
         self._update(turn)
+        no_stream = no_stream_line(turn)
+        if no_stream is not None:  # (the charts would be one bar, or nothing)
+            self.summary.setText(no_stream)
+        self._show_charts(no_stream is None)
+
+    def _show_charts(self, show: bool) -> None:
+        for chart in (self.waterfall, self.chart):
+            chart.setVisible(show)
 
     def ttft(self) -> float | None:
         """Time to the first token of any kind (reasoning, answer text or arguments)."""
@@ -327,3 +337,23 @@ class TimelinePanel(QWidget):
             text = chart.describe()
             if text != chart.accessibleDescription():
                 chart.setAccessibleDescription(text)
+
+
+def no_stream_line(turn: Turn) -> str | None:
+    """What the Timeline says of a turn that got no stream (an HTTP error, or no response at
+    all): "No stream: HTTP 429 after 12 ms"; ``None`` for a turn that got one."""
+    if turn.status is not None and turn.status < 400:
+        return None
+    if turn.status is None and (turn.events or turn.bytes_received):
+        return None  # (a body replayed without its response head)
+    tm = turn.timings
+    end = tm.headers if turn.status is not None and tm.headers is not None else tm.end
+    after = (
+        f" after {(end - tm.request_sent) * 1000:.0f} ms"
+        if end is not None and tm.request_sent is not None
+        else ""
+    )
+    if turn.status is not None:
+        return f"<b>No stream</b>: HTTP {turn.status}{after}"
+    why = f": {html.escape(turn.reason)}" if turn.reason else ""
+    return f"<b>No stream</b>{after}{why}"
