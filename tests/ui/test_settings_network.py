@@ -171,3 +171,30 @@ def test_duplicating_an_endpoint_copies_its_proxy_password(
     dialog.accept()
     assert store.get(proxy_account(work.id)) is None  # forgotten with the endpoint
     assert store.get(proxy_account(copy.id)) == PASSWORD
+
+
+def test_picking_a_proxy_type_moves_nothing_in_the_form(qtbot: QtBot, ring: MemoryKeyring) -> None:
+    ep = replace(new_endpoint("custom"), base_url="https://api.example.com/v1")
+    dialog = make(qtbot, ep)
+    dialog.resize(560, 640)
+    dialog.show()
+    dialog.tabs.setCurrentWidget(dialog.network_tab)
+    qtbot.waitExposed(dialog)
+    qtbot.wait(50)  # (the first layout settles)
+    net = dialog.network_tab
+    seen = []
+    for mode in ("system", "none", "http", "socks5", "system"):
+        net.proxy_combo.setCurrentIndex(net.proxy_combo.findData(mode))
+        qtbot.wait(10)  # (the layout settles)
+        seen.append((net.proxy_note.text(), net.proxy_note.geometry(), net.sizeHint()))
+    texts = [text for text, _, _ in seen]
+    assert texts[:3] == [
+        "Uses the system's proxy settings and the HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and"
+        " NO_PROXY environment variables.",
+        "Connects directly, whatever the system or the environment says.",
+        "Every request goes through this proxy, except to the hosts listed.",
+    ]
+    assert len({(g.y(), g.height()) for _, g, _ in seen}) == 1, [(g, h) for _, g, h in seen]
+    assert len({hint.height() for _, _, hint in seen}) == 1, seen
+    longest = net.proxy_note.widget(1)  # (the system note: two lines at this width)
+    assert net.proxy_note.height() >= longest.heightForWidth(net.proxy_note.width())

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -164,9 +165,7 @@ class NetworkTab(QWidget):
             "Hosts reached without the proxy, comma-separated: example.com (and its"
             " subdomains), .example.com (only subdomains), an address, host:port, or *"
         )
-        self.proxy_note = QLabel()
-        self.proxy_note.setWordWrap(True)
-        set_text_colour(self.proxy_note, NOTE)
+        self.proxy_note = SteadyNote(list(_PROXY_NOTES.values()), NOTE)
         self._proxy_widgets = (
             self.proxy_host_edit,
             self.proxy_port_spin,
@@ -322,18 +321,40 @@ class NetworkTab(QWidget):
         explicit = mode not in ("system", "none") and not self._demo
         for widget in self._proxy_widgets:
             widget.setEnabled(explicit)
-        if self._demo:
-            note = "The Built-in demo runs on this machine and is always reached directly."
-        elif mode == "system":
-            note = (
-                "Uses the system's proxy settings and the HTTPS_PROXY, HTTP_PROXY, ALL_PROXY"
-                " and NO_PROXY environment variables."
-            )
-        elif mode == "none":
-            note = "Connects directly, whatever the system or the environment says."
-        else:
-            note = "Every request goes through this proxy, except to the hosts listed."
-        self.proxy_note.setText(note)
+        key = "demo" if self._demo else mode if mode in ("system", "none") else "explicit"
+        self.proxy_note.show_text(_PROXY_NOTES[key])
+
+
+_PROXY_NOTES = {
+    "demo": "The Built-in demo runs on this machine and is always reached directly.",
+    "system": (
+        "Uses the system's proxy settings and the HTTPS_PROXY, HTTP_PROXY, ALL_PROXY"
+        " and NO_PROXY environment variables."
+    ),
+    "none": "Connects directly, whatever the system or the environment says.",
+    "explicit": "Every request goes through this proxy, except to the hosts listed.",
+}
+
+
+class SteadyNote(QStackedWidget):
+    """A wrapped note saying one of a few texts, always as tall as the tallest of them (a
+    stacked layout's height for a width is its tallest page's): picking another proxy type
+    moves nothing in the form."""
+
+    def __init__(self, texts: list[str], colour: str) -> None:
+        super().__init__()
+        self._texts = texts
+        for text in texts:
+            label = QLabel(text)
+            label.setWordWrap(True)
+            set_text_colour(label, colour)
+            self.addWidget(label)
+
+    def show_text(self, text: str) -> None:
+        self.setCurrentIndex(self._texts.index(text))
+
+    def text(self) -> str:
+        return self._texts[self.currentIndex()]
 
 
 def _hosts(text: str) -> list[str]:

@@ -100,6 +100,8 @@ class EndpointDialog(QDialog):
         self.problem = QLabel()
         set_text_colour(self.problem, BAD)
         self.problem.setWordWrap(True)
+        # Always there, a line high at least: a problem coming or going moves nothing above.
+        self.problem.setMinimumHeight(self.problem.fontMetrics().lineSpacing())
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(self.tls_warning)
@@ -289,7 +291,6 @@ class EndpointDialog(QDialog):
         found = self.problems()
         self.request_tab.show_extra_body_status()
         self.problem.setText(" · ".join(found))
-        self.problem.setVisible(bool(found))
         ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         ok.setEnabled(not found)
 
