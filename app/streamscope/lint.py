@@ -17,10 +17,9 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
-import orjson
-
+from streamscope.core.capture.lint import capture_linter, feed_capture, lint_capture
 from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.verdict.engine import Linter, Verdict
 from streamscope.core.verdict.locations import (
@@ -54,9 +53,6 @@ __all__ = ["EXIT_ERRORS", "lint_body", "lint_capture", "run"]
 
 EXIT_ERRORS = 1
 EXIT_USAGE = 2
-FEED_BYTES = 1 << 20
-
-L = TypeVar("L", bound=Linter)
 
 
 def lint_body(body: bytes, dialect: str = "auto") -> Verdict:
@@ -64,60 +60,10 @@ def lint_body(body: bytes, dialect: str = "auto") -> Verdict:
     return _feed_body(Linter(dialect, timed=False), body)
 
 
-def lint_capture(capture: Capture, dialect: str | None = None) -> Verdict:
-    """A capture (``.sscap``, a bundle's or a HAR entry's), with its headers and read times."""
-    return _feed_capture(_capture_linter(Linter, capture, dialect), capture)
-
-
 def _feed_body(lint: Linter, body: bytes) -> Verdict:
     for start in range(0, len(body), REPLAY_READ):
         lint.feed(body[start : start + REPLAY_READ], 0.0)
     return lint.finish(StreamEnd("eof"), 0.0)
-
-
-def _capture_linter(kind: type[L], capture: Capture, dialect: str | None) -> L:
-    """A linter (``kind``) with the capture's headers, status and request."""
-    request: dict[str, object] | None = None
-    if capture.request is not None:
-        try:
-            doc = orjson.loads(capture.request.body) if capture.request.body else {}
-        except orjson.JSONDecodeError:
-            doc = {}
-        request = doc if isinstance(doc, dict) else {}
-    response = capture.response
-    return kind(
-        dialect or capture.dialect,
-        headers=list(response.headers) if response is not None else None,
-        status=response.status if response is not None else None,
-        request=request,
-        timed=True,
-        start=0.0,
-        headers_at=response.t if response is not None else None,
-    )
-
-
-def _feed_capture(lint: Linter, capture: Capture) -> Verdict:
-    from streamscope.core.capture.format import CaptureEnd
-
-    response = capture.response
-    t_last = response.t if response is not None else 0.0
-    for t, data in capture.reads:
-        for start in range(0, len(data), FEED_BYTES):
-            lint.feed(data[start : start + FEED_BYTES], t)
-        t_last = t
-    end = capture.end or CaptureEnd("broken", detail="capture ended without an end record")
-    t_end = end.elapsed if end.elapsed is not None else t_last
-    stream_end = StreamEnd(
-        end.kind,
-        elapsed=end.elapsed,
-        status=response.status if response is not None else None,
-        headers=dict(response.headers) if response is not None else {},
-        content_type=response.header("content-type") if response is not None else None,
-        body=end.body or b"",
-        detail=end.detail,
-        timeout=end.timeout,
-    )
-    return lint.finish(stream_end, t_end)
 
 
 def _located(
@@ -219,8 +165,8 @@ def _sarif_of(source: bytes | Capture, data: bytes | None, args: argparse.Namesp
         located = {n: lines[offsets[n]] for n in stream.frames if n < len(offsets)}
         _write_sarif([replace(stream, lines=located)])
         return verdict
-    clint = _capture_linter(LocatingLinter, source, args.dialect)
-    verdict = _feed_capture(clint, source)
+    clint = capture_linter(LocatingLinter, source, args.dialect)
+    verdict = feed_capture(clint, source)
     stream = _located(clint, verdict, source.reads.buffer(), file)
     raw = data if data is not None else Path(file).read_bytes()
     if stream.frames and is_capture(raw[:REPLAY_READ]):  # (not a bundle: a zip has no lines)
@@ -261,8 +207,8 @@ def _lint_har(
     worst = 0
     for n, capture in exchanges:
         if sarif:
-            lint = _capture_linter(LocatingLinter, capture, args.dialect)
-            verdict = _feed_capture(lint, capture)
+            lint = capture_linter(LocatingLinter, capture, args.dialect)
+            verdict = feed_capture(lint, capture)
             stream = _located(lint, verdict, capture.reads.buffer(), args.file)
             line, column = positions[n - 1] if n - 1 < len(positions) else (1, None)
             streams.append(replace(stream, line=line, column=column, entry=n))

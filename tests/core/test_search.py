@@ -64,7 +64,7 @@ def matched(store: Store, query: str) -> list[int]:
 
 def test_an_older_database_gets_an_index_that_finds_its_messages(old: Store) -> None:
     db = old._db
-    assert schema_version(db) == SCHEMA_VERSION == 5
+    assert schema_version(db) == SCHEMA_VERSION == 6
     progress = index_progress(db)
     assert (progress.backfilled, progress.percent, progress.backlog) == (False, 0, 0)
     assert matched(old, "Streaming") == []  # nothing indexed by the migration itself …
@@ -88,10 +88,10 @@ def test_migrating_twice_changes_nothing(tmp_path: Path) -> None:
     with Store(tmp_path / "old.db") as store:
         index_step(store._db, rows=4)  # part of the backfill done
         marks = store._db.execute("SELECT * FROM search_backfill ORDER BY source").fetchall()
-        store._db.execute("DELETE FROM schema_version WHERE version = 5")
-    with Store(tmp_path / "old.db") as again:  # version 5 runs a second time
+        store._db.execute("DELETE FROM schema_version WHERE version >= 5")
+    with Store(tmp_path / "old.db") as again:  # versions 5 and 6 run a second time
         versions = [r[0] for r in again._db.execute("SELECT version FROM schema_version")]
-        assert versions == [1, 2, 3, 4, 5]
+        assert versions == [1, 2, 3, 4, 5, 6]
         assert again._db.execute("SELECT * FROM search_backfill ORDER BY source").fetchall() == (
             marks
         )

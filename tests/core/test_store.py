@@ -310,7 +310,7 @@ def test_a_version_1_database_migrates_and_keeps_its_data(tmp_path: Path) -> Non
             (1, None, True), (2, 1, True), (3, 2, True),
         ]  # fmt: skip
         versions = [r[0] for r in again._db.execute("SELECT version FROM schema_version")]
-        assert versions == [1, 2, 3, 4, 5]
+        assert versions == [1, 2, 3, 4, 5, 6]
 
 
 V2_PROFILE = Path(__file__).parent / "fixtures" / "store" / "v2-profile.db"
@@ -323,7 +323,7 @@ def test_a_version_2_profile_opens_as_a_tree_with_nothing_lost(tmp_path: Path) -
     path = tmp_path / "streamscope.db"
     path.write_bytes(V2_PROFILE.read_bytes())
     with Store(path) as store:
-        assert schema_version(store._db) == SCHEMA_VERSION == 5
+        assert schema_version(store._db) == SCHEMA_VERSION == 6
         assert [c.title for c in store.list_conversations()] == [
             "Killed", "Unanswered", "Tools", "Regenerated",
         ]  # fmt: skip
@@ -449,7 +449,7 @@ def test_a_version_2_database_built_by_hand_keeps_every_message(tmp_path: Path) 
     path = tmp_path / "v2.db"
     _write(path, V2_BY_HAND)
     with Store(path) as store:
-        assert schema_version(store._db) == SCHEMA_VERSION == 5
+        assert schema_version(store._db) == SCHEMA_VERSION == 6
         assert [c.title for c in store.list_conversations()] == ["Regenerated", "Tools"]
         assert _rows(store, 1) == [
             (1, None, True, "user", "Q1"),
@@ -502,12 +502,13 @@ def test_the_version_3_migration_is_additive_and_idempotent(tmp_path: Path) -> N
         store._db.execute("DELETE FROM schema_version WHERE version >= 3")
     with Store(path) as again:  # the v3 and v4 steps run a second time
         versions = [r[0] for r in again._db.execute("SELECT version FROM schema_version")]
-        assert versions == [1, 2, 3, 4, 5]
+        assert versions == [1, 2, 3, 4, 5, 6]
         assert _rows(again, 1) == before
         assert again.path_ids(1) == [1, 3, 11, 12]
         columns = [r[1] for r in again._db.execute("PRAGMA table_info(messages)")]
         assert columns[-2:] == ["chosen", "parent_id"]
-        assert [r[1] for r in again._db.execute("PRAGMA table_info(turns)")][-1] == "model"
+        turns = [r[1] for r in again._db.execute("PRAGMA table_info(turns)")]
+        assert turns[-3:] == ["model", "verdict", "verdict_rules"]  # (each once)
 
 
 def test_a_version_2_database_migrates_and_answers_keep_the_model_asked_for(
@@ -531,7 +532,7 @@ def test_a_version_2_database_migrates_and_answers_keep_the_model_asked_for(
     db.commit()
     db.close()
     with Store(path) as store:
-        assert schema_version(store._db) == SCHEMA_VERSION == 5
+        assert schema_version(store._db) == SCHEMA_VERSION == 6
         (old,) = store.load_conversation(1).messages
         assert old.turn is not None and old.turn.model is None
         assert turn_from_stored(old).model is None

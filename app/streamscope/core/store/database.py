@@ -62,7 +62,8 @@ _MESSAGE_COLUMNS = (
     " m.tool_calls, m.tool_call_id, m.name, m.created, m.parent_id, m.chosen,"
     " t.message_id, t.status, t.outcome, t.reason, t.finish_reason, t.usage, t.input_tokens,"
     " t.output_tokens, t.timings, t.warnings, t.capture_id, t.alt_group, t.chosen,"
-    " t.http_status, t.terminal_signal, t.bytes_received, t.events, t.malformed_frames, t.model"
+    " t.http_status, t.terminal_signal, t.bytes_received, t.events, t.malformed_frames, t.model,"
+    " t.verdict, t.verdict_rules"
 )
 _MESSAGES_FROM = "FROM messages m LEFT JOIN turns t ON t.message_id = m.id"
 _CONV_COLUMNS = "id, title, endpoint_name, model, created, updated"

@@ -236,6 +236,16 @@ class MessageRows(StoreConnection):
                 (self._clock(), message_id),
             )
 
+    def save_verdict(self, message_id: int, verdict: str, rules: str) -> None:
+        """Keep the turn's short verdict line (``""``: checked, nothing to say) and the
+        digest of the rules that made it (see :meth:`StoredTurn.kept_verdict`). It may come
+        before :meth:`finish_assistant_message` (which leaves it as it is) or long after."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE turns SET verdict = ?, verdict_rules = ? WHERE message_id = ?",
+                (verdict, rules, message_id),
+            )
+
     def choose_message(self, message_id: int) -> None:
         """Make this message the chosen (shown) one among its alternatives."""
         with self._tx() as db:

@@ -61,7 +61,8 @@ class StoredTurn:
     alternatives of one answer (the first one's message id), ``chosen`` marks the one in
     the context. ``timings`` are the live monotonic times (differences are meaningful).
     ``model``: the model the request asked for (``None`` for answers saved before it was
-    kept)."""
+    kept). ``verdict``: its short verdict line (``""``: checked, nothing to say; ``None``:
+    never checked) as made by the rules named ``verdict_rules`` (see :meth:`kept_verdict`)."""
 
     message_id: int
     status: str
@@ -82,6 +83,16 @@ class StoredTurn:
     events: int = 0
     malformed_frames: int = 0
     model: str | None = None
+    verdict: str | None = None
+    verdict_rules: str | None = None
+
+    def kept_verdict(self, rules: str) -> str | None:
+        """The verdict line kept with the turn if the rules named ``rules`` (the current
+        :func:`~streamscope.core.verdict.catalog.rules_digest`) made it; ``None`` when it
+        needs checking again: never checked, or by other rules."""
+        if self.verdict is None or self.verdict_rules != rules:
+            return None
+        return self.verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +208,8 @@ def turn_from_row(row: Sequence[Any]) -> StoredTurn | None:
         events=row[16],
         malformed_frames=row[17],
         model=row[18],
+        verdict=row[19],
+        verdict_rules=row[20],
     )
 
 

@@ -29,6 +29,11 @@ The step is instant whatever the database holds: it indexes nothing itself — r
 exist already are indexed in the background afterwards, newest first
 (:class:`~streamscope.core.store.search_index.SearchIndexer`), and searches cover the part
 not indexed yet by reading it. Every statement is ``IF NOT EXISTS`` / ``OR IGNORE``.
+Version 6: each answer's short verdict line kept with it (``turns.verdict``: ``NULL`` not
+checked, ``''`` checked with nothing to say) and the digest of the rules that made it
+(``turns.verdict_rules``: :func:`~streamscope.core.verdict.catalog.rules_digest`); older
+answers have neither, and are checked from their captures when shown
+(:mod:`~streamscope.core.store.verdicts`). Additive and idempotent, like version 3's step.
 """
 
 from __future__ import annotations
@@ -164,6 +169,12 @@ def _v4_model(db: sqlite3.Connection) -> None:
     _add_column(db, "turns", "model", "TEXT")
 
 
+def _v6_verdict(db: sqlite3.Connection) -> None:
+    """Version 6: ``turns.verdict`` and ``turns.verdict_rules`` (each only when missing)."""
+    _add_column(db, "turns", "verdict", "TEXT")
+    _add_column(db, "turns", "verdict_rules", "TEXT")
+
+
 _V5_SEARCH = """
 CREATE VIRTUAL TABLE IF NOT EXISTS message_index USING fts5(
     text, content='messages', content_rowid='id', tokenize='trigram');
@@ -239,7 +250,14 @@ def _statements(script: str) -> list[str]:
     return out
 
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _v3_tree, _v4_model, _run_script(_V5_SEARCH))
+MIGRATIONS: tuple[Migration, ...] = (
+    _V1,
+    _V2,
+    _v3_tree,
+    _v4_model,
+    _run_script(_V5_SEARCH),
+    _v6_verdict,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

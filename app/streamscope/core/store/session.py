@@ -92,6 +92,7 @@ class ChatSession:
         self.tools: tuple[ToolDefinition, ...] = ()
         self.loaded_messages: list[StoredMessage] = []
         self._answer: SavedAnswer | None = None
+        self._finished: tuple[int, Scrubber] | None = None  # the last answer's row and secrets
         self._earlier: list[Message] | None = None  # the stored path above what is loaded
 
     @classmethod
@@ -286,6 +287,29 @@ class ChatSession:
             answer.reasoning_channel,
         )
 
+    @property
+    def answer_id(self) -> int | None:
+        """The saved row of the answer streaming (``None``: none, or not saved)."""
+        return self._answer.message_id if self._answer is not None else None
+
+    def answer_checked(self, message_id: int, verdict: str) -> None:
+        """The Verdict tab checked answer ``message_id`` (before or after
+        :meth:`answer_finished`): keep its short line (``""``: nothing to say) with it, under
+        the current rules (:mod:`~streamscope.core.store.verdicts`), masked like the rest of
+        the answer."""
+        if self.store is None:
+            return
+        from streamscope.core.verdict.catalog import rules_digest  # (loaded by the check)
+
+        answer, finished = self._answer, self._finished
+        if answer is not None and answer.message_id == message_id:
+            scrubber = answer.scrubber
+        elif finished is not None and finished[0] == message_id:
+            scrubber = finished[1]
+        else:
+            scrubber = Scrubber()
+        self.store.save_verdict(message_id, scrubber.text(verdict), rules_digest())
+
     def answer_finished(self, turn: Turn, capture_id: str | None = None) -> bool:
         """Record the finished turn (any outcome) with its capture's id; returns whether the
         saved copy differs from the turn (a secret was masked in it)."""
@@ -299,6 +323,7 @@ class ChatSession:
         saved = turn.scrubbed(answer.scrubber)
         if self.store is not None and answer.message_id is not None:
             self.store.finish_assistant_message(answer.message_id, saved, capture_id)
+            self._finished = (answer.message_id, answer.scrubber)  # (its verdict may follow)
         return saved != turn
 
     def choose(self, index: int) -> Turn:

@@ -5,10 +5,15 @@
 
 The list follows the registry as it is when asked: a dialect registered later brings its rules.
 :data:`RULES` is a read-only mapping that always answers for the registry of the moment.
+
+:func:`rules_digest` names the rule set (its ids and severities, and :data:`RULES_VERSION`):
+a turn's verdict line is kept with the digest of the rules that made it, and a turn kept under
+another digest is checked again (:mod:`streamscope.core.store.verdicts`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping
 
 from streamscope.core.verdict.checks import DialectLint
@@ -16,7 +21,21 @@ from streamscope.core.verdict.dialects import lint_of
 from streamscope.core.verdict.rules import COMMON, COMMON_FAMILIES, Rule
 from streamscope.core.wire.dialects import dialects
 
-__all__ = ["RULES", "all_rules", "dialect_lints", "families", "rule", "rules_markdown"]
+__all__ = [
+    "RULES",
+    "RULES_VERSION",
+    "all_rules",
+    "dialect_lints",
+    "families",
+    "rule",
+    "rules_digest",
+    "rules_markdown",
+]
+
+RULES_VERSION = 1
+"""Raise it when what the rules find changes without a rule's id or severity changing (a check
+that fires on other frames, a new timing diagnosis, the short verdict's wording): every turn's
+kept verdict line is checked again under the new rules."""
 
 _cache: dict[tuple[int, ...], tuple[dict[str, Rule], dict[str, str], dict[str, DialectLint]]] = {}
 
@@ -57,6 +76,23 @@ def families() -> dict[str, str]:
 def dialect_lints() -> dict[str, DialectLint]:
     """The lint rules of each registered dialect that has some, by dialect name."""
     return _built()[2]
+
+
+_digest: tuple[dict[str, Rule], int, str] | None = None  # (made from these rules, version)
+
+
+def rules_digest() -> str:
+    """The rule set's name: 16 hex digits of a SHA-256 over :data:`RULES_VERSION` and each
+    rule's id and severity, in order. It changes when a rule is added, removed or changes
+    severity (a dialect registered later brings its rules: another digest), or when
+    :data:`RULES_VERSION` is raised."""
+    global _digest
+    rules = all_rules()  # (cached for the registry of the moment)
+    if _digest is None or _digest[0] is not rules or _digest[1] != RULES_VERSION:
+        lines = [f"version {RULES_VERSION}", *(f"{r.id} {r.severity}" for r in rules.values())]
+        text = "\n".join(lines)
+        _digest = (rules, RULES_VERSION, hashlib.sha256(text.encode()).hexdigest()[:16])
+    return _digest[2]
 
 
 def rule(rule_id: str) -> Rule:

@@ -7,7 +7,8 @@ Every answer is an :class:`~streamscope.ui.chat.chat_rows.AnswerSlot` in the con
 opens: kept when it changes, e.g. its capture written), which of its step's answers it is,
 the results its tool calls got. A card built later shows the slot's state, selected when its
 turn is the one the inspector shows. Opening a conversation prepares its rows with
-:meth:`ChatAnswers.prepare` (on the loading thread for a long one), then shows them.
+:meth:`ChatAnswers.prepare` (on the loading thread for a long one), then shows them, each
+answer with the verdict kept with it (:mod:`~streamscope.ui.chat.verdict_keeper`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from streamscope.ui.chat.chat_view import ChatView
     from streamscope.ui.chat.status_panel import StatusPanel
     from streamscope.ui.chat.turn_viewer import TurnViewer
+    from streamscope.ui.chat.verdict_keeper import VerdictKeeper
 
 __all__ = ["ChatAnswers"]
 
@@ -47,6 +49,7 @@ class ChatAnswers:
     feed: TurnViewer
     session: ChatSession
     rows: ConversationRows
+    verdicts: VerdictKeeper
     _selected: int | None
     _keys: itertools.count[int]
     _frame_wanted: tuple[int, str] | None
@@ -146,6 +149,9 @@ class ChatAnswers:
         self._frame_wanted = (ref.key, reason)
         self.inspect(slot)
 
+    def _on_answer_card_built(self, slot: AnswerSlot) -> None:
+        self.verdicts.card_built(slot)
+
     def _on_feed_loaded(self, key: int) -> None:
         wanted, self._frame_wanted = self._frame_wanted, None
         if wanted is not None and wanted[0] == key:
@@ -227,6 +233,7 @@ class ChatAnswers:
         """Show the rows and the last answer's turn in the inspector."""
         self.rows, shown = prepared
         self.chat.set_rows(shown)
+        self.verdicts.show(self.rows.answers)  # (their kept verdicts)
         last = self.rows.last_shown()
         if last is not None:
             self.inspect(last)

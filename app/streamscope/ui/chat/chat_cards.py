@@ -4,7 +4,8 @@
 window: it builds a user message's card (its ◀ ▶ versions), an answer's card (a saved answer
 shows its turn; its Markdown renders in slices on the paint clock) and wires the same
 signals to the controller whenever a card is built — inspect, frame requested, alternative
-stepped, version stepped, results submitted. :meth:`ChatCards.sync` shows a row's state on
+stepped, version stepped, results submitted — and tells it an answer's card was built (its
+verdict may be checked again). :meth:`ChatCards.sync` shows a row's state on
 its card (a card built late, or taken back from the kept ones, shows it as it is now).
 """
 
@@ -38,6 +39,8 @@ class CardHandlers(Protocol):
 
     def _on_user_card_version_stepped(self, row: UserRow, step: int) -> None: ...
 
+    def _on_answer_card_built(self, slot: AnswerSlot) -> None: ...
+
 
 class ChatCards(BasicCards):
     """Builds and syncs the window's cards; ``selected()`` is the key of the turn the
@@ -67,6 +70,7 @@ class ChatCards(BasicCards):
         if key.turn is not None:
             answer.show_turn(key.turn)
         self.sync(key, answer)
+        handlers._on_answer_card_built(key)  # (its kept verdict may need checking again)
         return answer
 
     def sync(self, key: CardKey, card: QWidget) -> None:

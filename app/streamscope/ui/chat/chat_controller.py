@@ -51,6 +51,7 @@ from streamscope.ui.chat.liveness_ticker import LivenessTicker
 from streamscope.ui.chat.status_panel import StatusPanel
 from streamscope.ui.chat.turn_runner import TurnRunner
 from streamscope.ui.chat.turn_viewer import TurnViewer
+from streamscope.ui.chat.verdict_keeper import VerdictKeeper
 from streamscope.ui.endpoint.demo_service import DemoService
 
 if TYPE_CHECKING:
@@ -126,6 +127,7 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
         self.runner.warm_ups.append(lambda: demo.warm_up(self._endpoint()))
         self.session = ChatSession()
         self.rows = ConversationRows()
+        self.verdicts = VerdictKeeper(chat)
         self._selected: int | None = None  # the key of the turn the inspector shows
         chat.factory = ChatCards(self, lambda: self._selected)
         self._live: AnswerSlot | None = None  # the answer streaming (or replayed)
@@ -271,6 +273,7 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
         if self._prepare is not None:
             await asyncio.gather(self._prepare, return_exceptions=True)
         await self.runner.wait()
+        await self.verdicts.aclose()
         await self.feed.aclose()
         await self.runner.aclose()
         await self.demo.aclose()
@@ -287,6 +290,7 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
         self._editing = None
         if editing:
             self.editingChanged.emit(False)
+        self.verdicts.open(session.store, self.runner.captures, session.loaded_messages)
         self._show_rows(prepared if prepared is not None else self.prepare(session))
         self.status.show_message("Ready")  # (it spoke of a turn of the conversation left)
 

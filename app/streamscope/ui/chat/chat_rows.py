@@ -116,11 +116,14 @@ class AnswerSlot:
     so far: it is never released). ``index`` of ``count``: its pager. ``results``: the
     results its tool calls got on the shown path (shown sent); ``unanswered``: how many of
     its calls have none, ``skipped`` when the conversation went on without them.
+    ``verdict``: the Verdict tab's short line for it; ``message_id``: its saved row (its
+    verdict is kept there).
     """
 
     label: str
     ref: TurnRef | None = None
     turn: Turn | None = None
+    message_id: int | None = None
     index: int = 0
     count: int = 1
     results: tuple[Message, ...] = ()

@@ -81,7 +81,7 @@ class ConversationRows:
                     if slot is None:
                         key = entry.keys[i] if i < len(entry.keys) else None
                         ref = ref_for(turn, key)
-                        slot = AnswerSlot(answer_label(ref.model, i), ref, turn)
+                        slot = AnswerSlot(answer_label(ref.model, i), ref, turn, message_id=key)
                     shown = i == entry.chosen
                     slot.index, slot.count = i, entry.count
                     slot.results = entry.results if shown else ()

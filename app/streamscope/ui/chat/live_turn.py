@@ -5,8 +5,8 @@ arrived so far on screen: the chat view keeps it built wherever the user scrolls
 :class:`~streamscope.ui.chat.chat_rows.AnswerSlot` is *live*, so pinned), the reducer's deltas are
 appended to it, and the view follows the end only if the user was at the bottom. When the
 turn ends its slot takes the finished Turn (a card built again later shows it), its outcome,
-its tool calls still waiting for results, the Verdict tab's line and whether the saved copy
-masks a secret.
+its tool calls still waiting for results, the Verdict tab's line (saved with the turn:
+reopened, its card shows it again) and whether the saved copy masks a secret.
 """
 
 from __future__ import annotations
@@ -114,10 +114,14 @@ class LiveTurn:
         if card is not None:
             card.finish(turn)
         self.status.show_turn(turn, self.feed.live_frames())
+        session = self.session
+        message_id = session.answer_id if self._replaying is None else None
 
         def show_verdict(verdict: str) -> None:  # "2 spec errors · buffered by a proxy"
             if turn.status is None or turn.status >= 400:
-                return  # (no stream was checked: the outcome already says what went wrong)
+                verdict = ""  # (no stream was checked: the outcome already says what went wrong)
+            if message_id is not None:  # (kept with the turn: shown when it is reopened)
+                session.answer_checked(message_id, verdict)
             if verdict and slot is not None:  # (its card may be built again by then)
                 slot.verdict = verdict
                 self.chat.refresh(slot)
@@ -125,7 +129,7 @@ class LiveTurn:
                 self.status.show_verdict(verdict)
 
         if slot is not None:
-            slot.turn = turn
+            slot.turn, slot.message_id = turn, message_id
             ref = self._update_ref(slot, outcome=turn.outcome)
             if ref is not None:
                 self.feed.when_checked(show_verdict)  # (when it shows this turn)
