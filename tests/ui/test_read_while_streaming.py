@@ -230,3 +230,29 @@ def test_a_new_conversation_waits_for_the_turn(
     aloop.run_until_complete(controller.runner.wait())
     assert controller.session.conversation_id == read_id
     assert panel.titles()[panel.ids().index(slow_id)] == SLOW
+
+
+def test_a_conversation_without_answers_read_meanwhile_leaves_the_inspector_live_turn(
+    window: tuple[MainWindow, Store], aloop: qasync.QEventLoop, qtbot: QtBot
+) -> None:
+    """A conversation with no turn to show clears the inspector: the live turn is parked
+    there too ("Back to live"), and comes back whole with its conversation."""
+    win, store = window
+    controller, feed, header = win.controller, win.controller.feed, win.inspector.header
+    quiet = store.create_conversation("Nothing answered yet")
+    store.add_user_message(quiet, "hello")
+    _read_id, slow_id = start_two(win, aloop)
+    win.conversations.refresh()
+    click_row(win, quiet)
+    assert controller.session.conversation_id == quiet
+    assert header.text() == "No turn in this conversation yet"
+    assert header.back_button.isVisibleTo(header)  # the live turn goes on, parked
+    away_at = feed.live_frames()
+    wait_until(aloop, lambda: feed.live_frames() >= away_at + 3)
+
+    click_row(win, slow_id)
+    assert feed.following_live
+    assert win.inspector.frames_model.rowCount() == feed.live_frames() >= away_at + 3
+    controller.stop()
+    wait_until(aloop, lambda: not controller.busy, timeout=5)
+    aloop.run_until_complete(controller.runner.wait())
