@@ -18,6 +18,7 @@ from streamscope.core import paths
 from streamscope.core.capture.files import CaptureStore
 from streamscope.core.store.database import Store
 from streamscope.ui.base.shortcuts import SHORTCUTS, ShortcutsDialog, shortcut
+from streamscope.ui.chat.conversations_model import LIVE_MARK
 from streamscope.ui.chat.conversations_panel import BUSY_NOTE
 from streamscope.ui.shell import log_folder
 from streamscope.ui.shell.main_window import MainWindow
@@ -203,11 +204,16 @@ def test_the_list_is_browsable_while_a_turn_streams(
     other = panel.model.index(panel.titles().index(LONG))
     assert other.data() == LONG
     assert other.data(Qt.ItemDataRole.ToolTipRole).startswith(LONG + "\n")
-    panel.list.setCurrentIndex(other)  # a click on an older one, mid-stream
+    assert panel.titles()[row] == LIVE_MARK + "take your time"  # the streaming one, marked
+    other_id = other.data(Qt.ItemDataRole.UserRole)
+    panel.list.setCurrentIndex(other)  # a click on an older one, mid-stream: it opens
     panel.list.clicked.emit(other)
-    assert window.controller.session.conversation_id == current  # the stream stays shown
-    assert panel.list.currentIndex().row() == row  # … and so does its row
+    assert window.controller.session.conversation_id == other_id
+    assert window.controller.busy and window.controller.live_elsewhere == current
+    assert panel.list.currentIndex().row() == panel.ids().index(other_id)
+    window.conversations.new_button.click()  # a new one waits for the turn
     assert QToolTip.text() == BUSY_NOTE
+    assert window.controller.session.conversation_id == other_id
     panel.list.verticalScrollBar().setValue(0)  # scrolling and searching still work
     panel.search.setText("Short")
     panel.refresh()

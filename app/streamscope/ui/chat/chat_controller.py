@@ -46,6 +46,7 @@ from streamscope.ui.chat.chat_cards import ChatCards
 from streamscope.ui.chat.chat_rows import AnswerSlot, AnswersRow, UserRow
 from streamscope.ui.chat.chat_view import ChatView
 from streamscope.ui.chat.conversation_rows import ConversationRows, PreparedRows
+from streamscope.ui.chat.live_elsewhere import LiveElsewhere, Parked
 from streamscope.ui.chat.live_turn import LiveTurn, requested_model
 from streamscope.ui.chat.liveness_ticker import LivenessTicker
 from streamscope.ui.chat.status_panel import StatusPanel
@@ -87,7 +88,7 @@ def _stream_worker() -> StreamWorker | None:
     return StreamWorker()
 
 
-class ChatController(ChatAnswers, LiveTurn, QObject):
+class ChatController(ChatAnswers, LiveTurn, LiveElsewhere, QObject):
     """Sends what the composer submits; see the module docstring."""
 
     busyChanged = Signal(bool)
@@ -95,6 +96,9 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
     editingChanged = Signal(bool)
     """The last message started (``True``) or stopped being edited (sent, cancelled, or
     another conversation opened)."""
+    elsewhereChanged = Signal(str)
+    """The title of the conversation a turn streams into while another one is shown
+    (``""``: none; see :mod:`~streamscope.ui.chat.live_elsewhere`)."""
 
     def __init__(
         self,
@@ -133,6 +137,8 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
         self._live: AnswerSlot | None = None  # the answer streaming (or replayed)
         self._card: AssistantCard | None = None  # its card (built while it streams)
         self._finished: AnswerSlot | None = None  # (its capture is being written)
+        self._away: Parked | None = None  # the live turn's conversation, another one shown
+        self.busyChanged.connect(self._on_busy_changed_elsewhere)  # (before the window's)
         self._editing: UserRow | None = None
         self._prepare: asyncio.Task[None] | None = None
         self.last_capture: Capture | None = None
@@ -281,8 +287,9 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
     def open_session(self, session: ChatSession, prepared: PreparedRows | None = None) -> None:
         """Show another conversation (a new one, or one loaded from the store; ``prepared``:
         its rows, when :meth:`prepare` made them already). An edit in progress is left
-        (nothing of it was saved)."""
+        (nothing of it was saved). While a turn streams, its conversation is parked."""
         if self.busy:
+            self._open_while_busy(session, prepared)
             return
         editing = self.history.editing
         self.session.cancel_edit()
@@ -358,7 +365,7 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
         await self.runner.warmed()  # (the keyring's backend is being detected off this thread)
         api_key = self._api_key(endpoint)
         # The whole stored conversation (not what the view holds), cut by the policy.
-        conv, cut = self.session.conversation(
+        conv, cut = self.live_session.conversation(
             endpoint.context_policy,
             tools=self._tools(),
             system=endpoint.system_prompt or None,
@@ -401,7 +408,7 @@ class ChatController(ChatAnswers, LiveTurn, QObject):
             if ref is not None:
                 self.feed.live_finished(turn, ref)
         self._card = None
-        self.session.answer_finished(turn)
+        self.live_session.answer_finished(turn)
         self.status.show_message(message)
         self.busyChanged.emit(False)
 

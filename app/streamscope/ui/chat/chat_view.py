@@ -74,10 +74,26 @@ class ChatView(CardColumn):
         QTimer.singleShot(0, lambda: QTimer.singleShot(WARM_UP_DELAY_MS, warm_up_highlighting))
 
     def set_rows(self, rows: Sequence[ChatRow]) -> None:
-        """Show ``rows`` (a conversation opened, redrawn) at the end, following it."""
+        """Show ``rows`` (a conversation opened, redrawn) at the end, following it. A live
+        answer's card is kept, hidden, when its row is not among them: it is the only copy
+        on screen of what arrived (its turn streams on while another conversation is
+        read), and shows again, grown, with its rows."""
+        keys = {id(key) for row in rows for key in (row, *getattr(row, "slots", ()))}
+        live = {
+            key: card
+            for key, card in self._cards.items()
+            if getattr(key, "live", False) and id(key) not in keys
+        }
+        for key in live:
+            del self._cards[key]
         self._follow = True
         super().set_rows(rows)
+        self._cards.update(live)  # (pinned while live: never evicted)
         self.scroll_to_bottom()
+
+    def rows(self) -> list[ChatRow]:
+        """The rows shown, top to bottom."""
+        return list(self._rows)
 
     # -- following the end ----------------------------------------------------------------
 

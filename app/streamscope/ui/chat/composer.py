@@ -22,6 +22,15 @@ def _keys(name: str) -> str:
     return native_keys(shortcut(name))
 
 
+def elsewhere_note(title: str) -> str:
+    """What the composer says while a turn streams into another conversation than the one
+    shown (one turn at a time)."""
+    return (
+        f"● A turn is streaming in “{title}”: send here once it ends, or ■ Stop it (Esc)."
+        f" Open “{title}” in the list to watch it."
+    )
+
+
 class _Editor(QPlainTextEdit):
     submitted = Signal()
     escaped = Signal()
@@ -85,6 +94,10 @@ class Composer(QWidget):
         self.context_label.setWordWrap(True)
         self.context_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.context_label.hide()
+        self.elsewhere_label = QLabel(self)  # see show_elsewhere
+        self.elsewhere_label.setWordWrap(True)
+        self.elsewhere_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.elsewhere_label.hide()
         self.editing = False
         self._draft = ""
         self._has_answer = False
@@ -106,6 +119,7 @@ class Composer(QWidget):
         layout.setSpacing(4)
         layout.addWidget(self.edit_banner)
         layout.addWidget(self.context_label)
+        layout.addWidget(self.elsewhere_label)
         layout.addLayout(row_box)
 
         self.editor.submitted.connect(self._on_submit)
@@ -147,6 +161,12 @@ class Composer(QWidget):
             else ""
         )
         self.context_label.setVisible(bool(text))
+
+    def show_elsewhere(self, title: str) -> None:
+        """Say that a turn streams into the conversation ``title``, not the one shown
+        (``""``: say nothing)."""
+        self.elsewhere_label.setText(elsewhere_note(title) if title else "")
+        self.elsewhere_label.setVisible(bool(title))
 
     def set_history(self, *, has_answer: bool) -> None:
         self._has_answer = has_answer

@@ -3,6 +3,10 @@ chosen in the list, a new one when the open one is deleted (none while a turn ru
 opened conversation's tools fill the tools panel; an empty one shows the welcome, which names
 the endpoint selected (and follows it when another is chosen).
 
+While a turn streams, any conversation can be opened to read: the turn goes on into its own
+(see :mod:`~streamscope.ui.chat.live_elsewhere`), and choosing that one again shows it as it
+is now, still streaming — not a copy read from the store, which holds only what was saved.
+
 A conversation opens whole (every message: the chat builds cards only near its viewport).
 One of up to :data:`OPEN_AT_ONCE` messages is read and shown at once; a longer one is read
 from the database and its rows prepared on a thread of the switcher's (reading 727 messages
@@ -117,6 +121,7 @@ class ConversationSwitcher(QObject):
         self.loading: asyncio.Future[None] | None = None
         """A long conversation being loaded (``None`` when none is)."""
         self._loading_id: int | None = None
+        self._loading_busy = False  # (a turn streamed when the load was asked for)
 
     def restore(self) -> None:
         """At start: the most recent conversation (its last turn in the inspector), or a
@@ -139,8 +144,13 @@ class ConversationSwitcher(QObject):
         self.open()
 
     def open_conversation(self, conversation_id: int) -> None:
-        """A stored conversation (unless a turn runs)."""
-        if self._store is None or self._controller.busy:
+        """A stored conversation (while a turn streams too: to read)."""
+        if self._store is None:
+            return
+        if self._controller.live_elsewhere == conversation_id:
+            self._stop_loading()
+            self._controller.show_live_conversation()  # (as it is: still streaming)
+            self._opened(self._controller.session)
             return
         self._load(conversation_id, missing=self._conversations.refresh)
 
@@ -167,6 +177,7 @@ class ConversationSwitcher(QObject):
         if self._io is None:
             self._io = ThreadPoolExecutor(1, thread_name_prefix="conversation-load")
         self._loading_id = conversation_id
+        self._loading_busy = controller.busy
         reading = asyncio.wrap_future(self._io.submit(read))  # (it starts now)
         self.loading = asyncio.ensure_future(self._open_later(reading, missing))
 
@@ -187,7 +198,7 @@ class ConversationSwitcher(QObject):
             _log.exception("could not load the conversation")
             return
         self.loading = self._loading_id = None
-        if not controller.busy:  # (a turn started meanwhile: it stays in view)
+        if self._loading_busy or not controller.busy:  # (a turn started since: it stays)
             self.open(session, rows)
 
     def _stop_loading(self) -> None:
@@ -201,10 +212,12 @@ class ConversationSwitcher(QObject):
         loading)."""
         if self._loading_id == conversation_id:
             self._stop_loading()
-        if (
-            self._controller.session.conversation_id == conversation_id
-            and not self._controller.busy
-        ):
+        if self._controller.session.conversation_id != conversation_id:
+            return
+        live = self._controller.live_elsewhere
+        if live is not None:
+            self.open_conversation(live)  # (back to the streaming one)
+        elif not self._controller.busy:
             self.open()
 
     def open(self, session: ChatSession | None = None, rows: PreparedRows | None = None) -> None:
@@ -215,6 +228,10 @@ class ConversationSwitcher(QObject):
         if rows is None:
             self._stop_loading()  # (another choice: the one loading is not wanted)
         self._controller.open_session(session, rows)
+        self._opened(session)
+
+    def _opened(self, session: ChatSession) -> None:
+        """``session`` is shown: its tools, the welcome if it is empty, its row listed."""
         self._tools_panel.blockSignals(True)
         self._tools_panel.set_tools(list(session.tools))
         self._tools_panel.set_enabled(bool(session.tools))

@@ -8,7 +8,8 @@ a :class:`~streamscope.core.store.search.SearchWorker` runs the query on its own
 its batches arrive here through a queued signal, and rows of a search that is no longer the
 latest are dropped. Rows are :class:`~streamscope.core.store.records.ConversationSummary`
 values; the view asks for the title (display), the title, endpoint · model and date
-(tooltip), and the id (``UserRole``).
+(tooltip), and the id (``UserRole``). The conversation a turn streams into is marked
+(:data:`LIVE_MARK`, and a line in its tooltip) until the turn ends.
 """
 
 from __future__ import annotations
@@ -31,13 +32,17 @@ from PySide6.QtCore import (
 from streamscope.core.store.database import ConversationSummary, Store
 from streamscope.core.store.search import SearchWorker, search_cursor
 
-__all__ = ["PAGE", "UNSAVED", "ConversationListModel", "tooltip"]
+__all__ = ["LIVE_MARK", "LIVE_TIP", "PAGE", "UNSAVED", "ConversationListModel", "tooltip"]
 
 PAGE = 100
 """Rows fetched at a time while browsing."""
 
 UNSAVED = "Current conversation (not saved)"
 """The one row without a store."""
+
+LIVE_MARK = "● "
+"""Before the title of the conversation a turn streams into."""
+LIVE_TIP = "● A turn is streaming in this conversation."
 
 _Index = QModelIndex | QPersistentModelIndex
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole)
@@ -81,6 +86,8 @@ class ConversationListModel(QAbstractListModel):
         self._changing = False
         self.searching = False
         """A search runs and has not delivered its last rows yet."""
+        self.live: int | None = None
+        """The conversation a turn streams into (marked)."""
         self._worker: SearchWorker | None = None
         self._batches = _Batches(self)
         self._batches.arrived.connect(self._on_batches_arrived)
@@ -98,10 +105,11 @@ class ConversationListModel(QAbstractListModel):
         if self.store is None:
             return UNSAVED if role == _DISPLAY else None
         conv = self._rows[index.row()]
+        live = conv.id == self.live
         if role == _DISPLAY:
-            return conv.title or "Untitled"
+            return (LIVE_MARK if live else "") + (conv.title or "Untitled")
         if role == _TOOLTIP:
-            return tooltip(conv)
+            return tooltip(conv) + (f"\n{LIVE_TIP}" if live else "")
         if role == _ID:
             return conv.id
         return None
@@ -214,6 +222,17 @@ class ConversationListModel(QAbstractListModel):
             self._worker = None
 
     # -- rows ----------------------------------------------------------------------------
+
+    def set_live(self, conversation_id: int | None) -> None:
+        """Mark the conversation a turn streams into (``None``: none)."""
+        if conversation_id == self.live:
+            return
+        changed = [self.row_of(self.live), self.row_of(conversation_id)]
+        self.live = conversation_id
+        for row in changed:
+            if row is not None:
+                index = self.index(row)
+                self.dataChanged.emit(index, index, [_DISPLAY, _TOOLTIP])
 
     @property
     def query(self) -> str | None:

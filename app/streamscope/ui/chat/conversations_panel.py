@@ -42,7 +42,9 @@ from streamscope.ui.chat.conversations_model import ConversationListModel
 
 UNDO_SECONDS = 15
 
-BUSY_NOTE = "A turn is streaming: stop it (Esc) or let it finish, then open another conversation."
+BUSY_NOTE = "A turn is streaming: stop it (Esc) or let it finish, then start a new conversation."
+"""Said by "+ New conversation" while a turn streams (one turn at a time; any conversation
+can be opened to read meanwhile)."""
 
 SEARCH_DEBOUNCE_MS = 200
 INDEXER_DELAY_MS = 1500
@@ -154,10 +156,12 @@ class ConversationsPanel(QWidget):
         """A search runs (its rows are still coming)."""
         return self.model.searching
 
-    def set_busy(self, busy: bool) -> None:
-        """While a turn streams the list stays browsable (scroll, search, tooltips, menus);
-        opening another conversation waits for the turn (clicking one says so)."""
+    def set_busy(self, busy: bool, live: int | None = None) -> None:
+        """While a turn streams the list stays usable (scroll, search, open any conversation
+        to read, tooltips, menus); its conversation (``live``) is marked, and a new one
+        waits for the turn (the button says so)."""
         self._busy = busy
+        self.model.set_live(live if busy else None)
 
     def focus_list(self) -> None:
         """Keyboard focus on the list, at the open conversation (or the first one)."""
@@ -240,14 +244,6 @@ class ConversationsPanel(QWidget):
     def _on_list_activated(self, index: QModelIndex) -> None:
         conv_id = index.data(Qt.ItemDataRole.UserRole)
         if conv_id is None or int(conv_id) == self._current:
-            return
-        if self._busy:
-            self._select(self._current)  # the chat still shows the streaming conversation
-            QToolTip.showText(
-                self.list.mapToGlobal(self.list.visualRect(index).center()),
-                BUSY_NOTE,
-                self.list,
-            )
             return
         self._current = int(conv_id)
         self.conversationChosen.emit(int(conv_id))

@@ -70,6 +70,9 @@ class LiveTurn:
         @property
         def history(self) -> ChatHistory: ...
 
+        @property
+        def live_session(self) -> ChatSession: ...
+
         def sync_answer_pagers(self) -> None: ...
 
         def _update_ref(self, slot: AnswerSlot, **changes: object) -> TurnRef | None: ...
@@ -87,7 +90,7 @@ class LiveTurn:
                 self._card.turn_ref = slot.ref
             self.feed.live_request(start, slot.ref)
         if self._replaying is None:
-            self.session.answer_request(start.scrubber, start.capture_id)
+            self.live_session.answer_request(start.scrubber, start.capture_id)
 
     def _on_runner_response_started(self, status: int, headers: list[tuple[str, str]]) -> None:
         self.feed.live_response(status, headers)
@@ -100,7 +103,7 @@ class LiveTurn:
             if self._card is not None:
                 self._card.take(delta)
             if self._replaying is None:
-                self.session.answer_progressed(delta)
+                self.live_session.answer_progressed(delta)
         self.feed.live_progress(batch)
         self.status.show_progress(batch)
         if at_bottom:
@@ -136,10 +139,11 @@ class LiveTurn:
                 self.feed.live_finished(turn, ref)
         replayed, self._replaying = self._replaying, None
         if replayed is None:
-            redacted = self.session.answer_finished(turn, self.runner.capture_id)
+            session = self.live_session  # (the one shown, or the one parked: it streams there)
+            redacted = session.answer_finished(turn, self.runner.capture_id)
             if slot is not None:
                 slot.redacted = redacted
-                slot.unanswered, slot.skipped = self.history.unanswered(), False
+                slot.unanswered, slot.skipped = session.history.unanswered(), False
                 self.chat.refresh(slot)
             self.sync_answer_pagers()
             _log.info("turn finished: %s", turn.summary())  # (the log masks every secret)

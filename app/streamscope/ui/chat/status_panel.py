@@ -56,6 +56,12 @@ def status_line(turn: Turn, frames: int | None = None) -> str:
     return " · ".join([text, *extras])
 
 
+def conversation_prefix(title: str) -> str:
+    """What the status bar's line begins with while the live turn's conversation is not the
+    one shown: ``“Plan the trip” — ``."""
+    return f"“{title}” — " if title else ""
+
+
 class ElidedLabel(QLabel):
     """A one-line label that shows as much of its text as fits, ending in "…" when cut,
     with the whole text in its tooltip (a long error reason must not widen the window).
@@ -124,6 +130,7 @@ class StatusPanel(QWidget):
         self._batch: ProgressBatch | None = None  # the last one (its totals)
         self._live: Liveness | None = None
         self._silent: bool | None = None
+        self._where = ""  # names the live turn's conversation while another one is shown
 
     def text(self) -> str:
         return self.label.text()
@@ -131,6 +138,7 @@ class StatusPanel(QWidget):
     def show_message(self, text: str) -> None:
         self.outcome = None
         self._streaming = False
+        self._where = ""
         self.glyph.setText("")
         self.glyph.setStyleSheet("")
         self.label.setStyleSheet("")
@@ -153,6 +161,14 @@ class StatusPanel(QWidget):
             self._deltas = batch.delta.progress
         self._batch = batch
         self._render(batch.elapsed)
+
+    def set_conversation(self, title: str) -> None:
+        """While another conversation is shown, the live turn's figures (and its outcome)
+        begin with the title of the conversation it streams into (``""``: it is shown)."""
+        self._where = conversation_prefix(title)
+        if self._streaming:
+            live, batch = self._live, self._batch
+            self._render(live.elapsed if live else batch.elapsed if batch else 0.0)
 
     def show_liveness(self, live: Liveness) -> None:
         """The live turn's clock ticked: elapsed, the recent rate, a silence, the lag."""
@@ -177,7 +193,7 @@ class StatusPanel(QWidget):
                 f"{rate:.0f} deltas/s",
             ]
         words = live.words() if live is not None else []
-        self.label.setText(" · ".join(parts + words))
+        self.label.setText(self._where + " · ".join(parts + words))
         silent = live is not None and live.silence is not None
         if silent != self._silent:
             self._silent = silent
@@ -191,7 +207,7 @@ class StatusPanel(QWidget):
         glyph, colour = LIMIT_GLYPH if turn.stopped_at_limit else GLYPHS[turn.outcome]
         self.glyph.setText(glyph)
         set_text_colour(self.glyph, colour, "font-weight: bold;")
-        self.label.setText(status_line(turn, frames))
+        self.label.setText(self._where + status_line(turn, frames))
         self.label.setToolTip("\n".join(turn.warnings))
 
     def show_verdict(self, verdict: str) -> None:

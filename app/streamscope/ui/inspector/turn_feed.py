@@ -205,7 +205,9 @@ class InspectorFeed(QObject):
     def clear(self, message: str) -> None:
         """Show no turn; header and tabs say ``message``."""
         self._stop_loading()
-        if not self._streaming:
+        if self._streaming and self.following_live:  # (it goes on, unseen: "Back to live")
+            self._parked = self._inspector.park()
+        elif not self._streaming:
             self._parked = None
         self.ref = None
         self._inspector.clear(message)

@@ -55,6 +55,7 @@ class ChatWiring(QObject):
         composer.editCancelRequested.connect(controller.cancel_edit)
         controller.editingChanged.connect(self._on_controller_editing_changed)
         controller.busyChanged.connect(self._on_controller_busy_changed)
+        controller.elsewhereChanged.connect(composer.show_elsewhere)
         controller.historyChanged.connect(self._on_controller_history_changed)
 
     def _on_endpoint_bar_endpoint_changed(self) -> None:
@@ -104,7 +105,8 @@ class ChatWiring(QObject):
     def _on_controller_busy_changed(self, busy: bool) -> None:
         self._w.composer.set_running(busy)
         self._w.endpoint_bar.endpoint_combo.setEnabled(not busy)
-        self._w.conversations.set_busy(busy)  # browsable while a turn streams
+        live = self._w.controller.live_session.conversation_id
+        self._w.conversations.set_busy(busy, live)  # usable while a turn streams, it marked
         if busy:  # a new conversation is listed as its first turn starts, not as it ends
             self._list_open_conversation()
         if not busy:
