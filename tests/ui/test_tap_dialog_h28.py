@@ -218,3 +218,29 @@ def test_a_past_row_says_when_what_and_how_it_ended() -> None:
     assert past_label(open_) == (
         "14:03:12 POST /v1/chat/completions\n? no end recorded (the tap stopped while it streamed)"
     )
+
+
+def test_a_tapped_dock_restored_narrow_is_widened_once(qtbot: QtBot, window: MainWindow) -> None:
+    from PySide6.QtCore import Qt
+
+    window.resize(1024, 700)
+    window.show()
+    qtbot.waitExposed(window)
+    window.open_tap_dialog()
+    assert window.tap_dock.dialog is not None
+    window.tap_dock.dialog.hide()
+    panel = window.tap_panel
+    wide = panel.sizeHint().width()
+    qtbot.waitUntil(lambda: panel.width() >= wide)
+    window.resizeDocks([window.tapped_dock], [190], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: panel.width() < wide)  # (the user's width stays this session)
+    window.close()  # (the layout is saved: the dock narrow, Tapped in front)
+
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.resize(1024, 700)
+    again.show()
+    qtbot.waitExposed(again)
+    qtbot.waitUntil(lambda: again.tapped_dock.isVisible(), timeout=5_000)
+    qtbot.waitUntil(lambda: again.tap_panel.width() >= wide, timeout=5_000)
+    again.tap.stop_and_wait()

@@ -52,6 +52,7 @@ class TapDock(QObject):
         self._tls_for = tls_for
         self._busy = busy
         self._open_capture = open_capture
+        self._widened = False
         self._tap: TapController | None = None
         self._panel: TapPanel | None = None
         self.dialog: TapDialog | None = None
@@ -99,6 +100,8 @@ class TapDock(QObject):
     def _on_dock_visibility_changed(self, visible: bool) -> None:
         if visible and self._panel is None:
             self.panel  # noqa: B018 (built as it is shown)
+        if visible:
+            self._widen_once()
 
     def open_dialog(self) -> None:
         """Endpoint → Tap another app…: the tap's dialog (one, not modal)."""
@@ -112,19 +115,29 @@ class TapDock(QObject):
         self.dialog.show()
         self.dialog.raise_()
         window = self._window
-        first = self.dock.isHidden() and not window.tabifiedDockWidgets(self.dock)
-        if first:
+        if self.dock.isHidden() and not window.tabifiedDockWidgets(self.dock):
             window.tabifyDockWidget(self._beside, self.dock)
         self.dock.show()
         self.dock.raise_()
-        if first:  # (once it has its place in the layout)
-            QTimer.singleShot(0, self._widen)
+        self._widen_once()
 
-    def _widen(self) -> None:
+    def _widen_once(self) -> None:
+        """Widen the dock (:meth:`_widen`) the first time this window shows it — opened, or
+        restored as the last session left it, maybe in a smaller window — once it has its
+        place in the layout; later, the width the user gives it stays."""
+        if not self._widened:
+            self._widened = True
+            QTimer.singleShot(0, self, self._widen)  # (not after the window has gone)
+
+    def _widen(self, tries: int = 20) -> None:
         """Conversations' column may be narrower than a tapped row: widen it to the row's
         width, taking the room from the chat only past :data:`CHAT_KEEPS` px (the chat has
         priority), the rest from the widest dock on the other side (the inspector)."""
         window, central = self._window, self._window.centralWidget()
+        if not (window.isVisible() and self.dock.isVisible()):  # (restored before shown)
+            if tries:
+                QTimer.singleShot(100, self, lambda: self._widen(tries - 1))
+            return
         have = self.dock.width()
         need = self.panel.sizeHint().width() - have
         if need <= 0 or central is None:
