@@ -244,3 +244,23 @@ def test_a_tapped_dock_restored_narrow_is_widened_once(qtbot: QtBot, window: Mai
     qtbot.waitUntil(lambda: again.tapped_dock.isVisible(), timeout=5_000)
     qtbot.waitUntil(lambda: again.tap_panel.width() >= wide, timeout=5_000)
     again.tap.stop_and_wait()
+
+
+def test_an_unreachable_upstream_is_said_in_the_chats_words_in_the_window(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        port = sock.getsockname()[1]  # (closed below: nobody listens there)
+    _start(qtbot, window, f"http://127.0.0.1:{port}")
+    server = window.tap.server
+    assert server is not None
+    answer = httpx.post(server.root_url + "/v1/chat/completions", json=ASK, timeout=10)
+    said = f"Connection refused by 127.0.0.1:{port} — is the server running?"
+    assert (answer.status_code, answer.text) == (502, f"streamscope tap: {said}\n")
+    qtbot.waitUntil(
+        lambda: bool(window.tap.exchanges) and window.tap.exchanges[0].result is not None
+    )
+    result = window.tap.exchanges[0].result
+    assert result is not None and (result.outcome, result.reason) == ("error", said)
