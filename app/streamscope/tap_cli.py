@@ -21,8 +21,8 @@ import sys
 import threading
 from urllib.parse import urlsplit
 
-from streamscope.core.capture.files import CaptureStore
 from streamscope.core.net.options import TLSOptions
+from streamscope.core.tap.history import tap_capture_store
 from streamscope.core.tap.proxy import ExchangeResult, TapExchange
 from streamscope.core.tap.server import TapServer, is_loopback, parse_listen
 from streamscope.core.turn.observer import TurnObserver
@@ -86,7 +86,7 @@ def run_tap(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     tls = TLSOptions(verify=not args.insecure, ca_bundle=args.ca_file)
-    captures = CaptureStore()
+    captures = tap_capture_store()  # (the window's Tapped list shows them as earlier ones)
     printer = _Printer(args.json)
     tap = TapServer(
         args.upstream,

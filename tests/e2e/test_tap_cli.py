@@ -127,6 +127,8 @@ def test_tap_prints_one_json_line_per_exchange_and_stops_on_sigint(
     assert capture.reads.body() == bytes(cut)
     assert capture.end is not None and capture.end.outcome == "truncated"
     assert Path(str(first["capture"])).parent == tmp_path / "captures"
+    # (tagged as the tap's: the window's Tapped dock lists them as earlier exchanges)
+    assert "-tap-" in Path(str(first["capture"])).name
     assert "base URL: " + tap.root in stderr and f"OPENAI_BASE_URL={tap.root}/v1" in stderr
     assert stderr.rstrip().endswith("streamscope tap: stopped")
 

@@ -50,11 +50,16 @@ def test_a_tapped_exchange_shows_live_in_the_list_and_the_inspector(
         dialog = _start(qtbot, window, upstream.url)
         server = window.tap.server
         assert server is not None
-        assert dialog.base_url.text() == server.root_url
+        assert dialog.sdk.currentText() == "OpenAI SDK"
+        assert dialog.base_url.text() == server.root_url + "/v1"  # (what the SDK appends to)
         assert dialog.start_button.text() == "Stop"
         assert dialog.env.toPlainText().splitlines()[0] == f"OPENAI_BASE_URL={server.root_url}/v1"
         dialog.copy_button.click()
+        assert QGuiApplication.clipboard().text() == server.root_url + "/v1"
+        dialog.sdk.setCurrentText("Anthropic SDK")
+        dialog.copy_button.click()
         assert QGuiApplication.clipboard().text() == server.root_url
+        dialog.sdk.setCurrentText("OpenAI SDK")
         assert window.tapped_dock.isVisibleTo(window)
 
         got: list[bytes] = []

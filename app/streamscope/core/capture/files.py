@@ -38,11 +38,15 @@ class CaptureStore:
         *,
         cap_bytes: int = DEFAULT_CAP_BYTES,
         index: CaptureIndex | None = None,
+        tag: str = "",
     ) -> None:
+        """``tag``: a word in each new capture's id (``…-tap-…``: the tap's), which tells
+        whose captures they are in the one folder (ids still sort by creation time)."""
         self.directory = directory if directory is not None else capture_dir()
         self.directory.mkdir(parents=True, exist_ok=True)
         self.cap_bytes = cap_bytes
         self.index = index
+        self.tag = tag
 
     def path(self, capture_id: str) -> Path:
         return self.directory / f"{capture_id}{CAPTURE_SUFFIX}"
@@ -57,7 +61,8 @@ class CaptureStore:
     def begin(self) -> str:
         """A new capture's id (ids sort by creation time), listed in the index at once (so a
         turn can point at it before its file is written: a crash keeps it reachable)."""
-        capture_id = f"{time.time_ns():020d}-{os.urandom(3).hex()}"
+        tag = f"{self.tag}-" if self.tag else ""
+        capture_id = f"{time.time_ns():020d}-{tag}{os.urandom(3).hex()}"
         if self.index is not None:
             self.index.add_capture(capture_id, self.path(capture_id).name, 0)
         return capture_id

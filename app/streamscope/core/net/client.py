@@ -28,7 +28,11 @@ import httpx
 import orjson
 
 from streamscope.core.net.connect_errors import describe_connect_error
-from streamscope.core.net.connection import client_certificate_alert, connection_client
+from streamscope.core.net.connection import (
+    client_certificate_alert,
+    connection_client,
+    proxy_for,
+)
 from streamscope.core.net.env_proxy import NetworkSettingError
 from streamscope.core.net.options import StreamTimeouts, TLSOptions
 from streamscope.core.redact import scrub, secret_values
@@ -176,7 +180,12 @@ class StreamClient:
         except TimeoutError:
             return StreamEnd("first_byte_timeout", timeout=timeouts.first_byte)
         except (httpx.HTTPError, ssl.SSLError) as exc:  # (a TLS alert can escape httpx)
-            detail = describe_connect_error(exc, request.url, connect_timeout=timeouts.connect)
+            detail = describe_connect_error(
+                exc,
+                request.url,
+                connect_timeout=timeouts.connect,
+                proxy=proxy_for(http, request.url),
+            )
             if isinstance(exc, httpx.ReadError | httpx.WriteError | httpx.RemoteProtocolError):
                 probe = min(timeouts.connect, 3.0)
                 alert = await client_certificate_alert(request.url, tls, probe)

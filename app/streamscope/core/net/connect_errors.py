@@ -8,11 +8,17 @@ connection"::
     The server at llm.local:8443 requires a client certificate — set one (and its key) …
     Timed out after 10 s connecting to 10.0.0.7:8000
     Could not connect to 127.0.0.1:8000: ProxyError: …
+    Connection refused by the proxy 127.0.0.1:3128 — is the proxy running?
+    Could not resolve the proxy host 'proxy.corp' — check the proxy setting
+    Timed out after 10 s connecting to api.openai.com:443 through the proxy 127.0.0.1:3128
     No response from 127.0.0.1:8000: RemoteProtocolError: Server disconnected …
     The server at 127.0.0.1:5432 answered something that is not HTTP (illegal status line: …)
       — is that the right port?
 
-``host:port`` is the URL's (the port the scheme implies when the URL has none).
+``host:port`` is the URL's (the port the scheme implies when the URL has none). When the
+request went through a proxy (``proxy``: its URL), a refused connection or an unknown host is
+the proxy's — the request never got further — and the sentence names the proxy, not the
+server behind it (which may well be up).
 """
 
 from __future__ import annotations
@@ -60,15 +66,22 @@ def _chain_text(exc: BaseException) -> str:
 
 
 def describe_connect_error(
-    exc: BaseException, url: str | httpx.URL, *, connect_timeout: float | None = None
+    exc: BaseException,
+    url: str | httpx.URL,
+    *,
+    connect_timeout: float | None = None,
+    proxy: str | httpx.URL | None = None,
 ) -> str:
     """One sentence (see the module docstring) for ``exc``, raised while connecting to
-    ``url``; ``connect_timeout``: the limit, named when the connection timed out."""
+    ``url`` (through ``proxy``, when one was used); ``connect_timeout``: the limit, named
+    when the connection timed out."""
     where = host_port(url)
+    via = host_port(proxy) if proxy is not None else None
+    through = f" through the proxy {via}" if via is not None else ""
     text = " ".join(str(exc).split())
     if isinstance(exc, httpx.ConnectTimeout | TimeoutError):
         limit = f" after {connect_timeout:g} s" if connect_timeout is not None else ""
-        return f"Timed out{limit} connecting to {where}"
+        return f"Timed out{limit} connecting to {where}{through}"
     low = _chain_text(exc).lower()
     if "certificate required" in low or "peer did not return a certificate" in low:
         return (
@@ -88,6 +101,8 @@ def describe_connect_error(
                 "server, or turn verification off"
             )
         if "refused" in low or "errno 111" in low or "10061" in low:
+            if proxy is not None:  # (a proxy that cannot reach the server says so: ProxyError)
+                return f"Connection refused by the proxy {via} — is the proxy running?"
             return f"Connection refused by {where} — is the server running?"
         if (
             "name or service not known" in low
@@ -96,6 +111,9 @@ def describe_connect_error(
             or "name resolution" in low
             or "no address associated" in low
         ):
+            if proxy is not None:
+                host = httpx.URL(proxy).host
+                return f"Could not resolve the proxy host {host!r} — check the proxy setting"
             return f"Could not resolve host {httpx.URL(url).host!r} — check the base URL"
     if isinstance(exc, httpx.RemoteProtocolError) and text and "disconnected" not in low:
         # (h11 could not read the answer's head: a database, SSH, a TLS port …)
@@ -105,5 +123,5 @@ def describe_connect_error(
         )
     what = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     if isinstance(exc, httpx.ConnectError | httpx.ProxyError | OSError):
-        return f"Could not connect to {where}: {what}"
-    return f"No response from {where}: {what}"  # (connected, then the connection failed)
+        return f"Could not connect to {where}{through}: {what}"
+    return f"No response from {where}{through}: {what}"  # (connected, then the connection failed)

@@ -31,6 +31,7 @@ __all__ = [
     "client_certificate_alert",
     "connection_client",
     "load_client_certificate",
+    "proxy_for",
     "ssl_context",
 ]
 
@@ -45,6 +46,22 @@ def connection_client(
     if tls.proxy.mode == "system" or transport is not None:
         return environment_client(verify=verify, transport=transport, **options)
     return proxied_client(tls.proxy, verify=verify, **options)
+
+
+def proxy_for(client: httpx.AsyncClient, url: str | httpx.URL) -> str | None:
+    """The proxy ``client`` sends a request for ``url`` through (``http://127.0.0.1:3128``;
+    the environment's or the endpoint's, its no-proxy list applied), ``None`` when it goes
+    direct — so that an error can name who refused. httpx keeps this in its transports: read
+    defensively (a custom transport, or another httpx, is simply "direct")."""
+    try:
+        transport = client._transport_for_url(httpx.URL(url))
+        proxy_url = transport._pool._proxy_url  # type: ignore[attr-defined]
+        scheme, host, port = proxy_url.scheme, proxy_url.host, proxy_url.port
+    except (AttributeError, TypeError, ValueError, httpx.InvalidURL):
+        return None
+    name = host.decode("ascii", "replace")
+    name = f"[{name}]" if ":" in name else name
+    return f"{scheme.decode('ascii', 'replace')}://{name}" + (f":{port}" if port else "")
 
 
 CERTIFICATE_ALERTS = (

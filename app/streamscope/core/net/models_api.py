@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from streamscope.core.net.connect_errors import describe_connect_error, host_port
-from streamscope.core.net.connection import connection_client
+from streamscope.core.net.connection import connection_client, proxy_for
 from streamscope.core.net.endpoints import MODELS_TIMEOUT, Endpoint
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.redact import redact_url
@@ -84,15 +84,19 @@ async def _get_models(
         response = await client.get(url, headers=auth_headers(endpoint, api_key), timeout=timeout)
     except httpx.ConnectTimeout as exc:
         raise ModelListError(
-            describe_connect_error(exc, url, connect_timeout=endpoint.connect_timeout)
+            describe_connect_error(
+                exc, url, connect_timeout=endpoint.connect_timeout, proxy=proxy_for(client, url)
+            )
         ) from None
     except httpx.TimeoutException:
         raise ModelListError(
             f"{host_port(url)} accepted the connection but sent no answer within"
             f" {MODELS_TIMEOUT:g} s"
         ) from None
-    except httpx.ConnectError as exc:
-        raise ModelListError(describe_connect_error(exc, url)) from None
+    except httpx.ConnectError as exc:  # (through a proxy: the proxy's, named as such)
+        raise ModelListError(
+            describe_connect_error(exc, url, proxy=proxy_for(client, url))
+        ) from None
     except httpx.HTTPError as exc:
         raise ModelListError(f"Request to {shown} failed: {type(exc).__name__}: {exc}") from None
     elapsed = time.monotonic() - t0

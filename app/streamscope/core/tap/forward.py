@@ -45,7 +45,7 @@ import uvicorn
 
 from streamscope.core.faults import FaultSpec
 from streamscope.core.net.connect_errors import describe_connect_error
-from streamscope.core.net.connection import connection_client
+from streamscope.core.net.connection import connection_client, proxy_for
 from streamscope.core.net.env_proxy import NetworkSettingError
 from streamscope.core.net.options import TLSOptions
 from streamscope.core.tap.bodies import (
@@ -269,7 +269,9 @@ class Forwarder:
         except (httpx.HTTPError, NetworkSettingError) as exc:
             detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
             if isinstance(exc, httpx.HTTPError):  # (the chat's words: "Connection refused by …")
-                detail = describe_connect_error(exc, upstream_url(self.upstream, path, query))
+                url = upstream_url(self.upstream, path, query)
+                proxy = proxy_for(self._http, url) if self._http is not None else None
+                detail = describe_connect_error(exc, url, proxy=proxy)
             await _bad_gateway(send, f"streamscope tap: {detail}\n")
             emit(("end", xid, "connect_error", detail, time.monotonic(), self.stopping))
             return

@@ -44,6 +44,7 @@ from streamscope.listen import bind_nodelay
 
 __all__ = [
     "DEFAULT_PORT",
+    "SDK_BASE_URLS",
     "ListenError",
     "TapServer",
     "bind_nodelay",
@@ -51,6 +52,7 @@ __all__ = [
     "is_loopback",
     "listen_error",
     "parse_listen",
+    "sdk_base_urls",
 ]
 
 DEFAULT_HOST = "127.0.0.1"
@@ -112,18 +114,29 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def env_lines(base_root: str, upstream: str) -> list[str]:
-    """The environment lines that point the common SDKs at a tap at ``base_root``
-    (``http://127.0.0.1:8700``): each SDK's base URL convention (OpenAI's includes ``/v1``,
-    Anthropic's and Ollama's are the root)."""
+SDK_BASE_URLS = (
+    ("OpenAI SDK", "OPENAI_BASE_URL"),
+    ("Anthropic SDK", "ANTHROPIC_BASE_URL"),
+    ("Google GenAI SDK", "GOOGLE_GEMINI_BASE_URL"),
+    ("Ollama", "OLLAMA_HOST"),
+)
+"""The SDKs a tap names a base URL for: (who, the environment variable it reads)."""
+
+
+def sdk_base_urls(base_root: str, upstream: str) -> list[str]:
+    """The base URL each SDK of :data:`SDK_BASE_URLS` wants for a tap at ``base_root``
+    (``http://127.0.0.1:8700``), in that order: OpenAI's includes the upstream's path, or
+    ``/v1`` for a path-less upstream (the SDK appends ``/chat/completions`` to it);
+    Anthropic's, Gemini's and Ollama's are the root (they append ``/v1/…`` themselves)."""
     prefix = urlsplit(upstream).path.rstrip("/")
-    openai = base_root + (prefix or "/v1")
-    return [
-        f"OPENAI_BASE_URL={openai}",
-        f"ANTHROPIC_BASE_URL={base_root}",
-        f"GOOGLE_GEMINI_BASE_URL={base_root}",
-        f"OLLAMA_HOST={base_root}",
-    ]
+    return [base_root + (prefix or "/v1"), base_root, base_root, base_root]
+
+
+def env_lines(base_root: str, upstream: str) -> list[str]:
+    """The environment lines that point the common SDKs at a tap at ``base_root``: each
+    SDK's variable set to its base URL (:func:`sdk_base_urls`)."""
+    urls = sdk_base_urls(base_root, upstream)
+    return [f"{var}={url}" for (_who, var), url in zip(SDK_BASE_URLS, urls, strict=True)]
 
 
 class TapServer:

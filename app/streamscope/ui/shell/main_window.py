@@ -366,6 +366,7 @@ class MainWindow(QMainWindow):
             demo=self.demo,
             tls_for=self.endpoint_bar.tls,
             busy=lambda: self.controller.busy,
+            open_capture=self.open_capture,
         )
         self.tapped_dock = self.tap_dock.dock
         self.controller.busyChanged.connect(self.tap_dock.chat_busy)

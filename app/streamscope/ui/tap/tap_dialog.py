@@ -1,7 +1,8 @@
 """Endpoint → Tap another app…: the tap's dialog — upstream (a configured endpoint, the
 built-in demo or a URL), port, faults on cue (a ``--fault`` spec, checked as it is typed, with
-presets), Start/Stop, and once the tap runs, the base URL to paste and the SDKs' environment
-lines. The tap itself is :class:`~streamscope.ui.tap.tap_panel.TapController`'s.
+presets), Start/Stop, and once the tap runs, the base URL to paste (for the SDK chosen: the
+OpenAI SDK's ends in ``/v1``, the others' are the root) and the SDKs' environment lines.
+The tap itself is :class:`~streamscope.ui.tap.tap_panel.TapController`'s.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from streamscope.core.faults import FaultSpecError, parse_fault_spec
+from streamscope.core.tap.server import SDK_BASE_URLS, sdk_base_urls
 from streamscope.ui.base.theme import set_text_colour
 
 if TYPE_CHECKING:
@@ -90,6 +92,9 @@ class TapDialog(QDialog):
         self.port.setValue(8700)
         self.port.setSpecialValueText("any free port")
         self.start_button = QPushButton("Start", self)
+        self.sdk = QComboBox(self)  # (each SDK wants its own base URL: OpenAI's ends in /v1)
+        self.sdk.addItems([who for who, _var in SDK_BASE_URLS])
+        self.sdk.setToolTip("The client library the base URL is for")
         self.base_url = QLineEdit(self)
         self.base_url.setReadOnly(True)
         self.copy_button = QPushButton("Copy", self)
@@ -127,6 +132,7 @@ class TapDialog(QDialog):
         form.addRow("Faults", fault_row)
         form.addRow("", self.fault_message)
         base_row = QHBoxLayout()
+        base_row.addWidget(self.sdk)
         base_row.addWidget(self.base_url, 1)
         base_row.addWidget(self.copy_button)
         form.addRow("Base URL", base_row)
@@ -147,6 +153,7 @@ class TapDialog(QDialog):
         self.start_button.clicked.connect(self._on_start_clicked)
         self.copy_button.clicked.connect(self._on_copy_clicked)
         self.copy_env.clicked.connect(self._on_copy_env_clicked)
+        self.sdk.currentIndexChanged.connect(self._show_base_url)
         self.faults.textChanged.connect(self._check_faults)
         controller.stateChanged.connect(self._show_state)
         self._show_state()
@@ -218,8 +225,8 @@ class TapDialog(QDialog):
         self.presets.setEnabled(not running)
         if not running:
             self._check_faults()
+        self._show_base_url()
         if c.server is not None:
-            self.base_url.setText(c.server.base_url)
             self.env.setPlainText("\n".join(c.server.env_lines()))
             faults = f" Faults on cue: {c.faults}." if c.faults else ""
             self.message.setText(
@@ -227,11 +234,19 @@ class TapDialog(QDialog):
                 f"exchanges appear in the Tapped list.{faults}"
             )
         else:
-            self.base_url.clear()
             self.env.clear()
             said = "The tap stopped" if c.died else "Could not start"
             self.message.setText(f"{said}: {c.error}" if c.error else "")
         self.adjustSize()  # (the message may have grown a line)
+
+    def _show_base_url(self) -> None:
+        """The running tap's base URL for the SDK chosen (none while it is stopped)."""
+        server = self.controller.server
+        if server is None:
+            self.base_url.clear()
+            return
+        urls = sdk_base_urls(server.root_url, server.upstream)
+        self.base_url.setText(urls[max(self.sdk.currentIndex(), 0)])
 
     def _on_copy_clicked(self) -> None:
         QGuiApplication.clipboard().setText(self.base_url.text())

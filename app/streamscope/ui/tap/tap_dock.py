@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from streamscope.core.net.endpoints import Endpoint
     from streamscope.core.net.options import TLSOptions
     from streamscope.ui.endpoint.demo_service import DemoService
@@ -18,7 +20,10 @@ if TYPE_CHECKING:
     from streamscope.ui.tap.tap_dialog import TapDialog
     from streamscope.ui.tap.tap_panel import TapController, TapPanel
 
-__all__ = ["TapDock"]
+__all__ = ["CHAT_KEEPS", "TapDock"]
+
+CHAT_KEEPS = 480
+"""The chat column's width (px) the Tapped dock never takes when it widens itself."""
 
 
 class TapDock(QObject):
@@ -35,7 +40,9 @@ class TapDock(QObject):
         demo: DemoService,
         tls_for: Callable[[Endpoint], TLSOptions],
         busy: Callable[[], bool],
+        open_capture: Callable[[Path], object] | None = None,
     ) -> None:
+        """``open_capture``: opens an earlier tapped exchange's capture (the window's)."""
         super().__init__(window)
         self._window = window
         self._inspector = inspector
@@ -44,6 +51,8 @@ class TapDock(QObject):
         self._demo = demo
         self._tls_for = tls_for
         self._busy = busy
+        self._open_capture = open_capture
+        self._widened = False
         self._tap: TapController | None = None
         self._panel: TapPanel | None = None
         self.dialog: TapDialog | None = None
@@ -75,9 +84,12 @@ class TapDock(QObject):
     def panel(self) -> TapPanel:
         """The Tapped dock's list; built when the dock is first shown."""
         if self._panel is None:
+            from streamscope.core.paths import capture_dir
             from streamscope.ui.tap.tap_panel import TapPanel
 
-            panel = self._panel = TapPanel(self.tap, self._window)
+            panel = self._panel = TapPanel(
+                self.tap, self._window, folder=capture_dir(), open_capture=self._open_capture
+            )
             panel.open_dialog.clicked.connect(self.open_dialog)
             placeholder = self.dock.widget()
             self.dock.setWidget(panel)
@@ -88,6 +100,8 @@ class TapDock(QObject):
     def _on_dock_visibility_changed(self, visible: bool) -> None:
         if visible and self._panel is None:
             self.panel  # noqa: B018 (built as it is shown)
+        if visible:
+            self._widen_once()
 
     def open_dialog(self) -> None:
         """Endpoint → Tap another app…: the tap's dialog (one, not modal)."""
@@ -105,6 +119,45 @@ class TapDock(QObject):
             window.tabifyDockWidget(self._beside, self.dock)
         self.dock.show()
         self.dock.raise_()
+        self._widen_once()
+
+    def _widen_once(self) -> None:
+        """Widen the dock (:meth:`_widen`) the first time this window shows it — opened, or
+        restored as the last session left it, maybe in a smaller window — once it has its
+        place in the layout; later, the width the user gives it stays."""
+        if not self._widened:
+            self._widened = True
+            QTimer.singleShot(0, self, self._widen)  # (not after the window has gone)
+
+    def _widen(self, tries: int = 20) -> None:
+        """Conversations' column may be narrower than a tapped row: widen it to the row's
+        width, taking the room from the chat only past :data:`CHAT_KEEPS` px (the chat has
+        priority), the rest from the widest dock on the other side (the inspector)."""
+        window, central = self._window, self._window.centralWidget()
+        if not (window.isVisible() and self.dock.isVisible()):  # (restored before shown)
+            if tries:
+                QTimer.singleShot(100, self, lambda: self._widen(tries - 1))
+            return
+        have = self.dock.width()
+        need = self.panel.sizeHint().width() - have
+        if need <= 0 or central is None:
+            return
+        rest = need - min(need, max(0, central.width() - CHAT_KEEPS))
+        docks, sizes = [self.dock], [have + need]
+        sides = (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea)
+        mine = window.dockWidgetArea(self.dock)
+        others = [
+            d
+            for d in window.findChildren(QDockWidget)
+            if d.isVisible()
+            and window.dockWidgetArea(d) in sides
+            and window.dockWidgetArea(d) != mine
+        ]
+        if rest > 0 and others:
+            widest = max(others, key=lambda d: d.width())
+            docks.append(widest)
+            sizes.append(widest.width() - rest)
+        window.resizeDocks(docks, sizes, Qt.Orientation.Horizontal)
 
     def chat_busy(self, busy: bool) -> None:
         """A chat turn started (it streams into the inspector now)."""

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QLabel,
@@ -47,10 +47,13 @@ from streamscope.ui.tap.tap_liveness import TapLiveness
 from streamscope.ui.tap.tapped import Bridge, TappedExchange
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from streamscope.core.tap.proxy import ExchangeResult
     from streamscope.core.tap.recording import TapProcess
     from streamscope.core.tap.server import TapServer
     from streamscope.ui.inspector.inspector import InspectorPanel
+    from streamscope.ui.tap.tapped_history import TappedHistory
 
 __all__ = ["TapController", "TapPanel", "TappedExchange"]
 
@@ -110,7 +113,7 @@ class TapController(QObject):
             return
         import os
 
-        from streamscope.core.capture.files import CaptureStore
+        from streamscope.core.tap.history import tap_capture_store
         from streamscope.core.tap.recording import TapProcess
         from streamscope.core.tap.server import TapServer
 
@@ -127,7 +130,7 @@ class TapController(QObject):
                 upstream,
                 port=port,
                 tls=tls or TLSOptions(),
-                captures=CaptureStore(),
+                captures=tap_capture_store(),  # (listed again after a restart)
                 listener=bridge,
                 died=lambda why: self._died.emit(server, why),
                 faults=faults,
@@ -283,11 +286,25 @@ class TapController(QObject):
 
 
 class TapPanel(QWidget):
-    """The Tapped dock: what the tap is doing, and its exchanges (newest last)."""
+    """The Tapped dock: what the tap is doing, and its exchanges (newest last); with a
+    ``folder``, the earlier ones kept there below them (``open_capture`` opens one)."""
 
-    def __init__(self, controller: TapController, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        controller: TapController,
+        parent: QWidget | None = None,
+        *,
+        folder: Path | None = None,
+        open_capture: Callable[[Path], object] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.controller = controller
+        # Wide enough for a row ("#12 POST /v1/chat/completions", "✓ completed · 200 · 12
+        # frames · 1.2 KB · 0.85 s") and, beside Conversations, for both tabs' titles.
+        fm = self.fontMetrics()
+        tabs = fm.horizontalAdvance("Conversations") + fm.horizontalAdvance("Tapped")
+        self.setMinimumWidth(tabs + 4 * fm.height())  # (each tab pads its title)
+        self._wide = fm.horizontalAdvance("✓ completed · 200 · 12 frames · 1.2 KB · 0.85 s") + 40
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         self.state = QLabel(self)
@@ -302,6 +319,12 @@ class TapPanel(QWidget):
         layout.addWidget(self.state)
         layout.addWidget(self.open_dialog)
         layout.addWidget(self.view, 1)
+        self.history: TappedHistory | None = None
+        if folder is not None:
+            from streamscope.ui.tap.tapped_history import TappedHistory
+
+            self.history = TappedHistory(folder, open_capture, self)
+            layout.addWidget(self.history, 1)
         self._rows: dict[int, QStandardItem] = {}
         controller.stateChanged.connect(self._show_state)
         controller.exchangeAdded.connect(self._on_added)
@@ -313,10 +336,16 @@ class TapPanel(QWidget):
             self._on_added(item)
             self._on_changed(item)
 
+    def sizeHint(self) -> QSize:
+        return QSize(max(self._wide, self.minimumWidth()), super().sizeHint().height())
+
     def _show_state(self) -> None:
         c = self.controller
         if c.server is not None:
-            self.state.setText(f"Tapping {c.upstream}\nbase URL: {c.server.base_url}")
+            from streamscope.core.tap.server import sdk_base_urls
+
+            urls = sdk_base_urls(c.server.root_url, c.server.upstream)  # (the dialog: all)
+            self.state.setText(f"Tapping {c.upstream}\nOpenAI SDK base URL: {urls[0]}")
         elif c.error:
             self.state.setText(f"Tap not running: {c.error}")
         else:
@@ -333,8 +362,7 @@ class TapPanel(QWidget):
         if row is None:
             return
         row.setText(item.label())
-        if item.reaction:  # (the row may be narrower than what it says)
-            row.setToolTip(item.label())
+        row.setToolTip(item.label())  # (the row may be narrower than what it says)
         if item.result is not None:
             row.setForeground(outcome_colour(Outcome(item.result.outcome), self.palette()))
 
