@@ -363,7 +363,10 @@ def build_profile(
 def cached_profile(home: str | Path, *, small: bool = False) -> ProfileFacts:
     """:func:`build_profile` into ``home``, copied from a build kept in the temporary folder
     (made on first use; keyed by this module's text)."""
-    key = hashlib.sha256(Path(__file__).read_bytes() + f"{VERSION}{small}".encode()).hexdigest()
+    from streamscope.core.store.schema import SCHEMA_VERSION  # (a build is of one schema)
+
+    shape = f"{VERSION}{small}{SCHEMA_VERSION}"
+    key = hashlib.sha256(Path(__file__).read_bytes() + shape.encode()).hexdigest()
     cache = Path(tempfile.gettempdir()) / f"streamscope-profile-{key[:16]}"
     facts_file = cache / "facts.json"
     if not facts_file.exists():

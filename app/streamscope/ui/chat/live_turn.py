@@ -117,7 +117,7 @@ class LiveTurn:
         if card is not None:
             card.finish(turn)
         self.status.show_turn(turn, self.feed.live_frames())
-        session = self.session
+        session = self.live_session  # (the one shown, or the one parked: it streams there)
         message_id = session.answer_id if self._replaying is None else None
 
         def show_verdict(verdict: str) -> None:  # "2 spec errors · buffered by a proxy"
@@ -139,7 +139,6 @@ class LiveTurn:
                 self.feed.live_finished(turn, ref)
         replayed, self._replaying = self._replaying, None
         if replayed is None:
-            session = self.live_session  # (the one shown, or the one parked: it streams there)
             redacted = session.answer_finished(turn, self.runner.capture_id)
             if slot is not None:
                 slot.redacted = redacted
