@@ -11,9 +11,11 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import streamscope.core.capture.format.model as fmt_model
 import streamscope.core.capture.format.read as fmt
 import streamscope.core.capture.format.write as fmt_write
 from streamscope import __version__
@@ -167,10 +169,33 @@ def test_a_capture_without_an_end_has_no_end_line() -> None:
     assert written == len(out.getvalue())
 
 
-def test_now_iso_is_utc_to_the_second() -> None:
+def test_now_iso_is_utc_to_the_millisecond(monkeypatch: pytest.MonkeyPatch) -> None:
     text = now_iso()
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", text)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", text)
     assert abs((datetime.now(UTC) - datetime.fromisoformat(text)).total_seconds()) < 60
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Frozen:
+            return cls(2026, 12, 2, 22, 3, 58, 123456, tzinfo=tz)
+
+    monkeypatch.setattr(fmt_model, "datetime", Frozen)
+    assert now_iso() == "2026-12-02T22:03:58.123+00:00"  # (a HAR's startedDateTime)
+
+
+@pytest.mark.parametrize(
+    ("created", "started"),
+    [
+        ("2026-11-30T10:00:01.250+00:00", 1796032801.25),
+        ("2026-11-30T11:00:01.250+01:00", 1796032801.25),
+        ("2026-11-30T10:00:01.250Z", 1796032801.25),
+        ("2026-11-30T10:00:01", 1796032801.0),  # (no zone: UTC)
+        ("", None),
+        ("c", None),
+    ],
+)
+def test_a_captures_start_as_a_unix_time(created: str, started: float | None) -> None:
+    assert Capture("openai", created=created).started == started
 
 
 class _Watching:

@@ -15,6 +15,7 @@ from streamscope.core.redact import Scrubber
 from streamscope.core.turn.model import Timings, Turn
 from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.wire.dialects.base import RequestSpec
+from support.echo_streams import AROUND, ENCODINGS, cut, echo_stream
 
 KEY = "sk-recorder-CANARY-99"
 STARS = "*" * len(KEY)
@@ -191,3 +192,38 @@ def test_a_key_a_chat_answer_spells_out_in_pieces_is_masked_in_the_capture(
     if path is not None:
         assert [data for _t, data in read_capture(path).reads] == expected
         assert not list(tmp_path.glob(".tmp-*"))  # (written again through a temporary file)
+
+
+@pytest.mark.parametrize(("size", "to_file"), [(7, True), (61, False)])
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("around", sorted(AROUND))
+def test_a_key_spelled_out_in_pieces_among_non_ascii_text_is_masked_in_the_capture(
+    tmp_path: Path, around: str, encoding: str, size: int, to_file: bool
+) -> None:
+    """Pieces of the key next to Cyrillic, CJK or emoji in the same deltas (raw UTF-8 or
+    ``\\u`` escapes as each kind of server writes them; the reads cut through characters,
+    escapes and the key): exactly the key's bytes are masked, in the reads kept and in the
+    file."""
+    from streamscope.headless import replay_body
+
+    stream = echo_stream(KEY, around, encoding)
+    reads = cut(stream.body, size)
+    path = tmp_path / "echo.sscap" if to_file else None
+    recorder = CaptureRecorder("openai", path=path)
+    recorder.request_started(_spec(), b"{}", 1.0)
+    recorder.response_started(200, [("content-type", "text/event-stream")], 1.1)
+    for i, data in enumerate(reads):
+        recorder.read(data, 1.2 + i / 1000)
+    recorder.ended(StreamEnd("eof", elapsed=2.0))
+    recorder.finished(replay_body(stream.body, "openai"))
+    capture = recorder.done.result(timeout=10)
+    kept = [capture] if path is None else [capture, read_capture(path)]
+    for each in kept:
+        assert [len(d) for _t, d in each.reads] == [len(r) for r in reads]
+        assert each.reads.body() == stream.masked
+    replayed = replay_body(kept[-1].reads.body(), "openai")
+    assert (replayed.text, [c.arguments for c in replayed.tool_calls]) == (
+        stream.text,
+        [stream.arguments],
+    )
+    assert path is None or KEY.encode() not in path.read_bytes()

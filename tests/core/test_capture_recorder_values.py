@@ -91,7 +91,7 @@ def test_a_recording_in_memory_holds_every_value_relative_to_the_request() -> No
     assert (rec.capture.dialect, rec.capture.app_version, rec.path, rec.turn) == (
         "gemini", "1.2.3", None, None,
     )  # fmt: skip
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", rec.capture.created)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", rec.capture.created)
     assert not rec.done.done()
     rec.request_started(_spec(), b"{}", 10.0)
     assert rec.capture.request == CaptureRequest(

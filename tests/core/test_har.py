@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -537,3 +538,19 @@ def test_odd_entries_are_imported_or_skipped_never_raise(entry: Any) -> None:
     assert len(result.imported) + len(result.skipped) == 1
     for ex in result.imported:
         assert ex.turn.outcome is not None
+
+
+def test_started_date_time_keeps_its_milliseconds_both_ways() -> None:
+    """Export writes ``created`` to the millisecond with its zone; import keeps the entry's
+    time (which a replay is dated by), not the time of the import."""
+    capture = replace(_multi_read_capture(), created="2026-11-30T09:00:00.123+00:00")
+    (entry,) = capture_to_har([capture])["log"]["entries"]
+    assert entry["startedDateTime"] == "2026-11-30T09:00:00.123+00:00"
+    (back,) = import_har(dump_har(capture_to_har([capture]))).imported
+    assert back.capture.created == "2026-11-30T09:00:00.123+00:00"
+    assert back.capture.started == 1796029200.123
+    (z,) = import_har(_one({"startedDateTime": "2026-11-30T10:00:00.045Z"})).imported
+    assert (z.capture.created, z.capture.started) == (
+        "2026-11-30T10:00:00.045+00:00",
+        1796032800.045,
+    )

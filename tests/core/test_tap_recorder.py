@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,8 @@ from streamscope.core.tap.proxy import ExchangeResult, TapExchange, TapRecorder
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.pipeline import PipelineUpdate
+from support.echo_streams import AROUND, ENCODINGS, echo_stream
+from support.echo_streams import cut as echo_cut
 
 UP = "https://api.example.test/v1"
 CHAT = "/v1/chat/completions"
@@ -673,6 +676,44 @@ def test_echoed_spans_map_each_piece_to_its_bytes_in_any_channel_and_dialect() -
     assert b"".join(d for _t, d in mask_spans([(0.0, anthropic)], spans)).count(b"*") == len(KEY)
 
 
+def test_a_piece_is_masked_in_every_value_that_is_it_and_never_in_a_key() -> None:
+    """A piece that is also a field's name ("text" in Anthropic's ``"text":"text"``) is
+    masked in the value only; a piece repeated in the frame (OpenAI's logprobs token) is
+    masked wherever it is a whole string value."""
+    from streamscope.core.capture.echoes import echoed_spans, mask_spans
+
+    key = "sk-text-9f3a"
+
+    def delta(piece: str) -> bytes:
+        payload = {"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": piece}}  # fmt: skip
+        return b"event: content_block_delta\ndata: " + json.dumps(payload).encode() + b"\n\n"
+
+    spaced = delta("text").replace(b'"text": "text"', b'"text" :"text"')  # (as some write)
+    body = delta("sk-") + spaced + delta("-9f3a")
+    spans = echoed_spans(body, "anthropic", [key])
+    masked = b"".join(d for _t, d in mask_spans([(0.0, body)], spans))
+    assert masked == delta("***") + spaced.replace(b':"text"', b':"****"') + delta("*****")
+
+    def chunk(piece: str, token: str) -> bytes:
+        logprobs = {"content": [{"token": token, "logprob": -0.25}]}
+        choice = {"index": 0, "delta": {"content": piece}, "logprobs": logprobs}
+        return b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n"
+
+    body = chunk("a ", "a ") + chunk(KEY[:9], KEY[:9]) + chunk(KEY[9:], KEY[9:])
+    spans = echoed_spans(body, "openai", [KEY])
+    masked = b"".join(d for _t, d in mask_spans([(0.0, body)], spans))
+    first, rest = "*" * 9, "*" * (len(KEY) - 9)
+    assert masked == chunk("a ", "a ") + chunk(first, first) + chunk(rest, rest)
+
+    # a secret spelled out twice, overlapping: every character of both is masked
+    body = frame("ab-") + frame("ab-ab")
+    spans = echoed_spans(body, "openai", ["ab-ab"])
+    assert b"".join(d for _t, d in mask_spans([(0.0, body)], spans)) == frame("***") + frame(
+        "*****"
+    )
+
+
 def test_mask_spans_keeps_each_read_and_masks_across_their_edges() -> None:
     from streamscope.core.capture.echoes import mask_spans
 
@@ -681,3 +722,44 @@ def test_mask_spans_keeps_each_read_and_masks_across_their_edges() -> None:
     assert mask_spans(reads, [(4, 4), (8, 10)]) == [(0.5, b"abcd"), (0.75, b"efgh"), (1.0, b"**")]
     assert mask_spans(reads, [(3, 4)]) == [(0.5, b"abc*"), (0.75, b"efgh"), (1.0, b"ij")]
     assert mask_spans(reads, []) == reads
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("around", sorted(AROUND))
+def test_a_key_echoed_in_pieces_among_non_ascii_text_is_masked_in_the_capture(
+    around: str, encoding: str
+) -> None:
+    """Through the tap: pieces of the key next to Cyrillic, CJK or emoji in the same deltas
+    (raw UTF-8 or ``\\u`` escapes), the reads cut through characters, escapes and the key.
+    Exactly the key's bytes are masked; every other byte is as upstream sent it."""
+    from streamscope.headless import replay_body
+
+    stream = echo_stream(KEY, around, encoding)
+    reads = echo_cut(stream.body, 5)
+    listener = Listener()
+    recorder = TapRecorder(UP, captures=CaptureStore(), listener=listener)
+
+    async def main() -> None:
+        messages: list[tuple[Any, ...]] = [
+            start(headers=[("authorization", f"Bearer {KEY}")]),
+            ("head", 1, 200, SSE, 100.0),
+        ]
+        messages += [("read", 1, r, 100.1 + i / 1000) for i, r in enumerate(reads)]
+        for message in [*messages, ("end", 1, "eof", "", 101.0, False)]:
+            recorder.handle(message)
+        await recorder.settle(10)
+
+    asyncio.run(main())
+    [result] = listener.results
+    assert result.exchange.capture is not None
+    path = Path(str(result.exchange.capture))
+    capture = read_capture(path)
+    assert [len(d) for _t, d in capture.reads] == [len(r) for r in reads]
+    assert capture.reads.body() == stream.masked
+    replayed = replay_body(capture.reads.body(), "openai")
+    assert (replayed.text, [c.arguments for c in replayed.tool_calls]) == (
+        stream.text,
+        [stream.arguments],
+    )
+    assert KEY.encode() not in path.read_bytes()
+    assert capture.end is not None and capture.end.outcome == "completed"

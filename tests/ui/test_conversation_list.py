@@ -262,12 +262,15 @@ def test_the_context_menu_renames_exports_and_deletes(
         return seen
 
     items = menu_on_row(1, "Rename…")
-    assert items == ["Rename…", "Export as Markdown…", "Export as JSON…", "", "Delete"]
+    assert items == [
+        "Rename…", "Export as Markdown…", "Export as JSON…", "Export as HAR…", "", "Delete"
+    ]  # fmt: skip
     assert panel.titles()[0] == "Renamed"  # (renaming makes it the newest)
     renamed = thousand.conversation(999)
     assert renamed is not None and renamed.title == "Renamed"
     menu_on_row(0, "Export as JSON…")
-    assert exports == [(999, "json")]
+    menu_on_row(0, "Export as HAR…")
+    assert exports == [(999, "json"), (999, "har")]
     menu_on_row(0, "Delete")
     assert 999 not in panel.ids() and panel.undo_button.isVisibleTo(panel)
     panel.undo_delete()

@@ -8,12 +8,19 @@ replay joins the pieces again. :func:`echoed_spans` reads the stream as the dial
 joins each channel's pieces (answer text, reasoning, each tool call's arguments), finds the
 secrets there and maps every character of them back to its bytes in its frame; the caller
 masks those bytes in place (same length: the reads keep their boundaries).
+
+A piece is found in its frame as a whole JSON string value, read as JSON reads it, so however
+the server wrote it: raw UTF-8 or ``\\u`` escapes (either case of hex: .NET writes
+``\\u041A``), surrogate pairs, Go's ``\\u003c`` for ``<``, PHP's ``\\/``. Every value in the
+frame that is the piece is masked (OpenAI's logprobs repeat each token); an object's key
+never is.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from streamscope.core.turn.pipeline import StreamPipeline
@@ -22,11 +29,9 @@ from streamscope.core.wire.sse_fields import RawFrame
 
 __all__ = ["echoed_spans", "mask_spans"]
 
-_Encode = Callable[[str], bytes]
-_ENCODINGS: tuple[_Encode, ...] = (
-    lambda t: json.dumps(t)[1:-1].encode(),  # (\u escapes, as most servers write)
-    lambda t: json.dumps(t, ensure_ascii=False)[1:-1].encode(),
-)
+_STRING = re.compile(rb'("(?:[^"\\]|\\.)*")(\s*:)?', re.DOTALL)
+"""A JSON string literal, and the colon after it when it is an object's key."""
+_HIGH, _LOW = range(0xD800, 0xDC00), range(0xDC00, 0xE000)
 
 
 def _channel(event: object) -> tuple[Any, str] | None:
@@ -39,20 +44,52 @@ def _channel(event: object) -> tuple[Any, str] | None:
     return None
 
 
-def _locate(raw: bytes, piece: str) -> tuple[int, _Encode] | None:
-    """Where ``piece`` is written in ``raw`` as a whole JSON string (the offset just past its
-    opening quote), and how it was encoded."""
-    for encode in _ENCODINGS:
-        found = raw.find(b'"' + encode(piece) + b'"')
-        if found >= 0:
-            return found + 1, encode
-    return None
+def _offsets(body: bytes, base: int) -> list[int]:
+    """The offset of each character of a (valid) JSON string literal's ``body`` that starts
+    at ``base``, and of its end: an escape is one character (a surrogate pair too), a raw
+    UTF-8 character is its bytes."""
+    offsets: list[int] = []
+    i = 0
+    while i < len(body):
+        offsets.append(base + i)
+        if body[i] != 0x5C:  # (a UTF-8 lead byte: 0xxxxxxx, 110xxxxx, 1110xxxx, 11110xxx)
+            i += 1 if body[i] < 0xC0 else 2 if body[i] < 0xE0 else 3 if body[i] < 0xF0 else 4
+        elif body[i + 1] != 0x75:  # \n, \", \/ …
+            i += 2
+        elif (
+            int(body[i + 2 : i + 6], 16) in _HIGH
+            and body[i + 6 : i + 8] == b"\\u"
+            and int(body[i + 8 : i + 12], 16) in _LOW
+        ):
+            i += 12
+        else:
+            i += 6
+    offsets.append(base + i)
+    return offsets
+
+
+def _locate(raw: bytes, piece: str) -> list[list[int]]:
+    """Each place ``piece`` is written in ``raw`` as a whole JSON string value: the offsets
+    of its characters and of its end (see :func:`_offsets`)."""
+    found: list[list[int]] = []
+    for literal in _STRING.finditer(raw):
+        if literal.group(2):  # an object's key
+            continue
+        try:
+            if json.loads(literal.group(1)) != piece:
+                continue
+        except ValueError:
+            continue
+        offsets = _offsets(literal.group(1)[1:-1], literal.start(1) + 1)
+        if len(offsets) == len(piece) + 1:  # (always: the JSON reading counted the same)
+            found.append(offsets)
+    return found
 
 
 def echoed_spans(body: bytes, dialect: str, secrets: Iterable[str]) -> list[tuple[int, int]]:
     """Byte ranges of ``body`` that hold a piece of a secret the stream's text, reasoning or
     tool-call arguments spell out across frames (a piece that cannot be found as a JSON
-    string in its frame is left: nothing else there is known to be it)."""
+    string value in its frame is left: nothing else there is known to be it)."""
     wanted = [s for s in secrets if s]
     if not wanted or not body:
         return []
@@ -79,16 +116,10 @@ def echoed_spans(body: bytes, dialect: str, secrets: Iterable[str]) -> list[tupl
                 for start, text, frame in parts:
                     if start >= end or start + len(text) <= at:
                         continue
-                    located = _locate(frame.raw, text)
-                    if located is None:
-                        continue
-                    offset, encode = located
                     first = max(at, start) - start
                     last = min(end, start + len(text)) - start
-                    base = frame.offset + offset
-                    spans.append(
-                        (base + len(encode(text[:first])), base + len(encode(text[:last])))
-                    )
+                    for offsets in _locate(frame.raw, text):
+                        spans.append((frame.offset + offsets[first], frame.offset + offsets[last]))
                 at = whole.find(secret, at + 1)
     return spans
 

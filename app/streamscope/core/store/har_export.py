@@ -12,19 +12,24 @@ from streamscope.core.capture.format import CAPTURE_SUFFIX, Capture, CaptureErro
 from streamscope.core.capture.har import capture_to_har, dump_har
 from streamscope.core.store.database import Store, default_db_path
 
-__all__ = ["conversation_captures", "run_har_export"]
+__all__ = ["conversation_capture_ids", "conversation_captures", "run_har_export"]
 
 EXIT_USAGE = 2
 
 
+def conversation_capture_ids(store: Store, conv_id: int, captures: CaptureStore) -> list[str]:
+    """The capture ids of a conversation's answers, oldest first (pruned ones left out)."""
+    conv = store.load_conversation(conv_id, limit=None)
+    return [
+        m.turn.capture_id
+        for m in conv.messages
+        if m.turn is not None and m.turn.capture_id and captures.exists(m.turn.capture_id)
+    ]
+
+
 def conversation_captures(store: Store, conv_id: int, captures: CaptureStore) -> list[Capture]:
     """The captures of a conversation's answers, oldest first (pruned ones left out)."""
-    conv = store.load_conversation(conv_id, limit=None)
-    found: list[Capture] = []
-    for m in conv.messages:
-        if m.turn is not None and m.turn.capture_id and captures.exists(m.turn.capture_id):
-            found.append(captures.load(m.turn.capture_id))
-    return found
+    return [captures.load(i) for i in conversation_capture_ids(store, conv_id, captures)]
 
 
 def _error(text: str) -> int:

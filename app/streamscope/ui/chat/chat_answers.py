@@ -162,9 +162,11 @@ class ChatAnswers:
         if slot.ref is not None:
             self.feed.show(slot.ref)
 
-    def _new_ref(self, model: str, *, conversation: str | None = None) -> TurnRef:
+    def _new_ref(
+        self, model: str, *, conversation: str | None = None, started: float | None = None
+    ) -> TurnRef:
         title = conversation if conversation is not None else self.session.title
-        return TurnRef(next(self._keys), title, time.time(), model)
+        return TurnRef(next(self._keys), title, time.time() if started is None else started, model)
 
     def _update_ref(self, slot: AnswerSlot, **changes: object) -> TurnRef | None:
         if slot.ref is None:

@@ -260,7 +260,9 @@ class ChatController(ChatAnswers, LiveTurn, LiveElsewhere, QObject):
         if self.busy:
             return False
         self._replaying = capture
-        slot = AnswerSlot(label, self._new_ref(requested_model(capture), conversation=label))
+        # (when it was recorded: a HAR entry's startedDateTime, not now)
+        ref = self._new_ref(requested_model(capture), conversation=label, started=capture.started)
+        slot = AnswerSlot(label, ref)
         self.chat.append_row(AnswersRow(slots=[slot], replay=True))
         self._go_live(slot)
         self.status.show_started(label)

@@ -71,7 +71,7 @@ class _Progress(QObject):
 class ConversationsPanel(QWidget):
     conversationChosen = Signal(int)
     newRequested = Signal()
-    exportRequested = Signal(int, str)  # id, "md" | "json"
+    exportRequested = Signal(int, str)  # id, "md" | "json" | "har"
     deleted = Signal(int)
 
     def __init__(self, store: Store | None, parent: QWidget | None = None) -> None:
@@ -280,6 +280,7 @@ class ConversationsPanel(QWidget):
         rename = menu.addAction("Rename…")
         md = menu.addAction("Export as Markdown…")
         js = menu.addAction("Export as JSON…")
+        har = menu.addAction("Export as HAR…")
         menu.addSeparator()
         delete = menu.addAction("Delete")
         chosen = menu.exec(self.list.mapToGlobal(pos))
@@ -293,3 +294,5 @@ class ConversationsPanel(QWidget):
             self.exportRequested.emit(conv_id, "md")
         elif chosen is js:
             self.exportRequested.emit(conv_id, "json")
+        elif chosen is har:
+            self.exportRequested.emit(conv_id, "har")

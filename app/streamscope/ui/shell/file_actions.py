@@ -1,12 +1,13 @@
 """The window's files: open a capture or repro bundle and replay it (read off the UI thread),
-save the last turn's capture, export its repro bundle, export a conversation (Markdown or
-JSON), import a HAR file's LLM exchanges as captures, export the last turn as HAR. File
+save the last turn's capture, export its repro bundle, export a conversation (Markdown,
+JSON or HAR), import a HAR file's LLM exchanges as captures, export a turn as HAR. File
 dialogs are parented to the window; what happened shows in the status bar."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -182,8 +183,6 @@ class FileActions(QObject):
     def export_har(self) -> None:
         """File > Export as HAR…: the turn shown in the inspector (any turn of the
         conversation, or a replay), else the last one; read and written off the UI thread."""
-        from streamscope.core.capture.har import capture_to_har, dump_har
-
         ref = self._controller.feed.ref
         capture = ref.capture if ref is not None else None
         capture_id = ref.capture_id if ref is not None and capture is None else None
@@ -201,21 +200,58 @@ class FileActions(QObject):
         if not path:
             return
 
-        def write() -> None:
+        def load() -> list[Capture]:
             if capture is not None:
-                shown = capture
-            else:
-                assert store is not None and capture_id is not None
-                shown = store.load(capture_id)
-            Path(path).write_bytes(dump_har(capture_to_har([shown])))
+                return [capture]
+            assert store is not None and capture_id is not None
+            return [store.load(capture_id)]
+
+        self._write_har(Path(path), load)
+
+    def export_conversation_har(self, conversation_id: int | None = None) -> None:
+        """File > Export conversation as HAR…: one entry per turn of a conversation (the open
+        one, or ``conversation_id``, from the list's menu) that has a capture, oldest first.
+        The captures are written as stored, so their keys are masked as the one-turn
+        export's are."""
+        from streamscope.core.store.har_export import conversation_capture_ids
+
+        conv_id = conversation_id
+        if conv_id is None:
+            conv_id = self._controller.session.conversation_id
+        store = self._controller.runner.captures
+        if self._store is None or store is None or conv_id is None:
+            self._status.show_message("No saved conversation to export")
+            return
+        ids = conversation_capture_ids(self._store, conv_id, store)
+        if not ids:
+            self._status.show_message("This conversation has no turn with a capture to export")
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self._window,
+            "Export conversation as HAR",
+            f"conversation-{conv_id}.har",
+            "HAR files (*.har)",
+        )
+        if path:
+            self._write_har(Path(path), lambda: [store.load(i) for i in ids])
+
+    def _write_har(self, path: Path, load: Callable[[], list[Capture]]) -> None:
+        """Load the captures and write them as one HAR file, off the UI thread."""
+        from streamscope.core.capture.har import capture_to_har, dump_har
+
+        def write() -> int:
+            captures = load()
+            path.write_bytes(dump_har(capture_to_har(captures)))
+            return len(captures)
 
         async def run() -> None:
             try:
-                await asyncio.get_running_loop().run_in_executor(self._io, write)
+                n = await asyncio.get_running_loop().run_in_executor(self._io, write)
             except (OSError, CaptureError) as exc:
-                self._status.show_message(f"Could not export {Path(path).name}: {exc}")
+                self._status.show_message(f"Could not export {path.name}: {exc}")
                 return
-            self._status.show_message(f"HAR written to {path}")
+            turns = "" if n == 1 else f" ({n} turns)"
+            self._status.show_message(f"HAR written to {path}{turns}")
 
         task = asyncio.ensure_future(run())
         self._tasks.add(task)
@@ -223,9 +259,12 @@ class FileActions(QObject):
         self.exporting = task
 
     def export_conversation(self, conversation_id: int, fmt: str) -> None:
-        """Write a stored conversation as Markdown (``fmt`` "md") or JSON."""
+        """Write a stored conversation as Markdown (``fmt`` "md"), JSON or HAR."""
         from streamscope.core.store.export import conversation_to_json, conversation_to_markdown
 
+        if fmt == "har":
+            self.export_conversation_har(conversation_id)
+            return
         if self._store is None:
             return
         suffix = "md" if fmt == "md" else "json"

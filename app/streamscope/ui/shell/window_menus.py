@@ -68,6 +68,8 @@ def build_menus(window: QMainWindow, parts: MenuWindow) -> HelpMenu:
         ("Save capture of the last turn…", parts.files.save_capture),
         ("Export repro bundle of the last turn…", parts.files.export_bundle),
         ("Export as HAR…", parts.files.export_har),
+        # (a lambda: triggered's ``checked`` is no conversation id)
+        ("Export conversation as HAR…", lambda: parts.files.export_conversation_har()),
         ("Import HAR…", parts.files.import_har_dialog),
     ):
         action = QAction(text, window)

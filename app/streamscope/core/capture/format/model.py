@@ -145,6 +145,17 @@ class Capture:
         except KeyError:  # auto, or a dialect not registered here
             return "sse"
 
+    @property
+    def started(self) -> float | None:
+        """When the exchange started (``created``) as a Unix time; ``None`` if unknown."""
+        try:
+            when = datetime.fromisoformat(self.created.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
 
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    """Now, as a capture's ``created`` (UTC, to the millisecond: a HAR's ``startedDateTime``
+    is written from it)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
