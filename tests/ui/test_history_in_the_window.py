@@ -41,6 +41,7 @@ def window(
     store, captures = profile
     win = MainWindow(demo_speed=25, store=store, captures=captures)
     qtbot.addWidget(win)
+    win.resize(1360, 860)  # (larger than the offscreen screen, where the default fits)
     win.show()
     yield win
     aloop.run_until_complete(win.shutdown())

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import qasync
 from pytestqt.qtbot import QtBot
 
 from streamscope.ui.shell.main_window import MainWindow
@@ -100,3 +101,35 @@ def test_window_layout_is_remembered_in_the_profile(qtbot: QtBot, aloop: object)
     assert (second.size().width(), second.size().height()) == (700, 500)
     assert second.inspector.currentIndex() == 2
     assert second.inspector.frames_panel.splitter.sizes() == sizes
+
+
+def test_a_long_scenario_description_leaves_endpoint_settings_on_the_toolbar(
+    qtbot: QtBot, aloop: qasync.QEventLoop
+) -> None:
+    """At 1024 px the longest demo scenario's description pushed "Endpoint settings…" into
+    the toolbar's overflow menu: it is cut to the room left instead, whole in its tooltip."""
+    from PySide6.QtWidgets import QLabel, QPushButton, QToolButton
+
+    from streamscope.demo.scenarios import SCENARIOS
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.resize(1024, 700)
+    window.show()
+    qtbot.waitExposed(window)
+    name, longest = max(SCENARIOS.items(), key=lambda item: len(item[1].description))
+    window.model_combo.setCurrentText(name)
+    qtbot.wait(50)
+    bar = window.endpoint_bar
+    buttons = [b for b in bar.findChildren(QPushButton) if b.text() == "Endpoint settings…"]
+    assert len(buttons) == 1 and buttons[0].isVisible()
+    assert buttons[0].geometry().right() <= bar.width()
+    extension = bar.findChild(QToolButton, "qt_toolbar_ext_button")
+    assert extension is None or not extension.isVisible()  # no overflow menu at all
+    assert bar.widgetForAction(bar.settings_action) is buttons[0] is bar.settings_button
+    note = bar.model_note
+    assert note.text() == longest.description and note.elided()
+    assert note.shown_text().endswith("…") and note.toolTip() == longest.description
+    assert note.width() >= note.minimumSizeHint().width()
+    assert "Model" in [w.text().strip() for w in bar.findChildren(QLabel) if w.isVisible()]
+    aloop.run_until_complete(window.shutdown())

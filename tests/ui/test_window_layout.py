@@ -17,6 +17,7 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from streamscope.ui.base.after_paint import paint_now
+from streamscope.ui.shell import window_state
 from streamscope.ui.shell.main_window import MainWindow
 from streamscope.ui.shell.window_state import (
     CHAT_MIN_WIDTH,
@@ -165,3 +166,63 @@ def test_a_dock_dragged_wider_by_hand_is_the_users_choice(start: Start) -> None:
     _, inspector, chat = widths(window)
     assert chat < CHAT_MIN_WIDTH  # not snapped back while (or after) the user drags
     assert inspector > DEFAULT_INSPECTOR_WIDTH + 200
+
+
+def test_a_window_narrowed_to_1100_leaves_the_inspector_no_wider_than_the_chat(
+    start: Start,
+) -> None:
+    """The inspector gave way only until the chat was :data:`CHAT_MIN_WIDTH` wide: at
+    1100 px it kept 476 px beside a 400 px chat. The chat comes first: they share."""
+    window = start(1360, 860)
+    window.resize(1100, 700)
+    _settle(window)
+    conversations, inspector, chat = widths(window)
+    assert conversations == DEFAULT_CONVERSATIONS_WIDTH
+    assert chat >= inspector and chat - inspector <= 1, (inspector, chat)
+    assert chat > CHAT_MIN_WIDTH
+
+
+def test_an_open_find_bar_does_not_widen_the_inspector_over_the_chat(start: Start) -> None:
+    """Find in frames opened, then the window narrowed to 1024×700: the find bar held the
+    inspector at 482 px and the chat at 374 (the list at its minimum). Its count moves to a
+    row of its own instead, whole."""
+    window = start(1360, 860)
+    bar = window.power_tools.find_in_frames()
+    _settle(window)
+    window.resize(1024, 700)
+    _settle(window)
+    conversations, inspector, chat = widths(window)
+    assert chat >= inspector, (conversations, inspector, chat)
+    assert chat >= CHAT_MIN_WIDTH
+    assert conversations == DEFAULT_CONVERSATIONS_WIDTH  # the list did not have to give way
+    assert bar.isVisible() and bar.one_row is False
+    assert bar.count_label.width() >= bar.count_label.minimumSizeHint().width()
+    window.resize(1600, 900)  # room enough: one row again
+    window.resizeDocks([window.inspector_dock], [900], Qt.Orientation.Horizontal)
+    _settle(window)
+    assert bar.width() >= bar.row_width(with_count=True) and bar.one_row is True
+
+
+def test_the_first_window_fits_the_screen_and_a_saved_one_is_fitted_to_it(qtbot: QtBot) -> None:
+    """The first start's window was 1360×860 whatever the screen (wider than a 1280×800
+    one); a geometry saved on a larger screen comes back fitted to this one."""
+    from streamscope.ui.base.first_paint import DEFAULT_SIZE, FRAME_ROOM
+
+    first = MainWindow(deferred=True)
+    qtbot.addWidget(first)
+    free = first.screen().availableGeometry()
+    assert free.width() < DEFAULT_SIZE[0]  # (the offscreen screen: 800×800)
+    assert (first.width(), first.height()) == (
+        free.width() - FRAME_ROOM[0],
+        free.height() - FRAME_ROOM[1],
+    )
+    first.show()
+    qtbot.waitExposed(first)
+    first.resize(1500, 1000)  # (as on a larger screen)
+    settings = window_state._settings()
+    settings.setValue("geometry", first.saveGeometry())
+    settings.sync()
+    second = MainWindow(deferred=True)
+    qtbot.addWidget(second)
+    assert second.width() <= free.width() and second.height() <= free.height()
+    assert second.width() > free.width() - FRAME_ROOM[0]  # (a saved one: no room taken)

@@ -48,11 +48,17 @@ class ElidedLabel(QLabel):
 
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()
-        return QSize(self.fontMetrics().horizontalAdvance("MMMMMM…"), hint.height())
+        return QSize(self.fontMetrics().horizontalAdvance("MMMMMM…") + self._edges(), hint.height())
 
     def sizeHint(self) -> QSize:
         hint = super().sizeHint()
-        return QSize(self.fontMetrics().horizontalAdvance(self._plain) + 8, hint.height())
+        advance = self.fontMetrics().horizontalAdvance(self._plain)
+        return QSize(advance + 8 + self._edges(), hint.height())
+
+    def _edges(self) -> int:
+        """The width around the text: contents margins (a padding) and the margin."""
+        margins = self.contentsMargins()
+        return margins.left() + margins.right() + 2 * self.margin()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -112,13 +112,32 @@ def window_settings() -> QSettings:
     return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
 
 
+DEFAULT_SIZE = (1360, 860)
+"""The window's size the first time, where the screen has room for it."""
+FRAME_ROOM = (16, 48)
+"""Left of the screen's free area for the window's frame (its title bar, its borders: not
+known before the window is shown)."""
+
+
 def restore_geometry(window: QMainWindow) -> None:
-    """The window's size and place as it was left (1360×860 the first time)."""
+    """The window's size and place as it was left (:data:`DEFAULT_SIZE` the first time),
+    never larger than the free area of its screen (the default was wider than a 1280×800
+    screen; a size saved on a larger screen would be too)."""
     geometry = window_settings().value("geometry")
-    if isinstance(geometry, QByteArray):
-        window.restoreGeometry(geometry)
+    room = (0, 0)  # (a saved geometry is the frame's: Qt fits the frame to the screen)
+    if isinstance(geometry, QByteArray) and window.restoreGeometry(geometry):
+        if window.isMaximized() or window.isFullScreen():
+            return  # (the screen's size whatever it is)
+        width, height = window.width(), window.height()
     else:
-        window.resize(1360, 860)
+        (width, height), room = DEFAULT_SIZE, FRAME_ROOM
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    if screen is not None:
+        free = screen.availableGeometry()
+        width = min(width, free.width() - room[0])
+        height = min(height, free.height() - room[1])
+    if (width, height) != (window.width(), window.height()):
+        window.resize(width, height)
 
 
 def saved_mode() -> str:

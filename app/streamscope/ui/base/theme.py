@@ -187,19 +187,29 @@ def set_text_colour(widget: QWidget, name: str | None, extra: str = "") -> None:
     _restyle(widget)
 
 
-def _restyle(widget: QWidget) -> None:
+def _restyle(widget: QWidget, *, force: bool = False) -> None:
     name = widget.property(_PROPERTY)
     extra = widget.property(_EXTRA) or ""
     style = (css(name) if name else "") + (f" {extra}" if extra else "")
-    if widget.styleSheet() != style.strip():
+    if force or widget.styleSheet() != style.strip():
         widget.setStyleSheet(style.strip())
 
 
 def refresh_text_colours() -> None:
-    """Re-apply :func:`set_text_colour` to every widget that has one (the theme changed)."""
+    """Style every widget that has a style sheet again (the theme changed): the colour of
+    :func:`set_text_colour` for the new theme, and what any sheet takes from the palette.
+
+    Qt resolves a sheet once, when it polishes the widget, and gives the widget a palette of
+    its own from it — every role, from the application palette of that moment. A new
+    application palette does not reach that widget: a label styled ``color:
+    palette(placeholder-text)`` before a switch from System (light) to Dark kept the light
+    palette's half-transparent black on the dark toolbar (#111316 on #20242A). Setting the
+    sheet again, even unchanged, resolves it anew."""
     for widget in QApplication.allWidgets():
         if widget.property(_PROPERTY) is not None:
-            _restyle(widget)
+            _restyle(widget, force=True)
+        elif widget.styleSheet():
+            widget.setStyleSheet(widget.styleSheet())
 
 
 def _luminance(c: QColor) -> float:

@@ -14,11 +14,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QComboBox, QLabel, QPushButton, QSizePolicy, QToolBar, QWidget
 
 from streamscope.core.net.endpoint_store import EndpointSettings, EndpointStore
 from streamscope.core.net.endpoints import Endpoint
 from streamscope.demo.scenarios import SCENARIOS
+from streamscope.ui.base.elided_label import ElidedLabel
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,8 +57,14 @@ class EndpointBar(QToolBar):
         self.model_combo.setMinimumContentsLength(22)
         self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.addWidget(self.model_combo)
-        self.model_note = QLabel(self)
-        self.model_note.setStyleSheet("color: palette(placeholder-text); padding-left: 8px;")
+        # The scenario's description: cut to the room left ("…", whole in its tooltip), so
+        # a long one never pushes "Endpoint settings…" into the toolbar's overflow menu; in
+        # the palette's placeholder colour by role, which follows a theme switch (a style
+        # sheet's palette(…) is resolved once).
+        self.model_note = ElidedLabel("", self)
+        self.model_note.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.model_note.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.model_note.setContentsMargins(8, 0, 0, 0)
         self.addWidget(self.model_note)
         spacer = QWidget(self)
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
@@ -74,9 +82,9 @@ class EndpointBar(QToolBar):
         self._alt_actions = [
             self.addWidget(w) for w in (self.prev_alt, self.alt_label, self.next_alt)
         ]
-        settings_button = QPushButton("Endpoint settings…", self)
-        settings_button.clicked.connect(self.edit_endpoint)
-        self.addWidget(settings_button)
+        self.settings_button = QPushButton("Endpoint settings…", self)
+        self.settings_button.clicked.connect(self.edit_endpoint)
+        self.settings_action = self.addWidget(self.settings_button)
         self.fill_endpoints()
         self.endpoint_combo.currentIndexChanged.connect(
             self._on_endpoint_combo_current_index_changed

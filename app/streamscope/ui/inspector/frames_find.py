@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QGuiApplication, QKeyEvent, QPainter
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QSize, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QKeyEvent, QPainter, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemDelegate,
     QComboBox,
-    QHBoxLayout,
+    QGridLayout,
     QLabel,
     QLineEdit,
     QStyledItemDelegate,
@@ -40,7 +40,7 @@ from streamscope.ui.base.theme import colour
 from streamscope.ui.inspector.frames_model import FramesModel
 from streamscope.ui.inspector.frames_panel import FramesPanel
 
-__all__ = ["FindQuery", "FramesFindBar", "find_rows", "parse_bytes_pattern"]
+__all__ = ["COUNT_TEXTS", "FindQuery", "FramesFindBar", "find_rows", "parse_bytes_pattern"]
 
 Mode = Literal["any", "event", "text", "bytes"]
 MODES: tuple[tuple[Mode, str], ...] = (
@@ -120,8 +120,37 @@ class _MatchDelegate(QStyledItemDelegate):
         self.inner.paint(painter, option, index)
 
 
+COUNT_TEXTS = ("searching… 100% · 999,999 found", "999,999 of 999,999", "999,999 matches")
+"""The longest texts the match count shows (counts up to six digits): it has room for them."""
+
+
+class _CountLabel(QLabel):
+    """The match count and the search's progress, never cut: as wide as the longest of
+    :data:`COUNT_TEXTS` in its font (the inspector's text zoom changes it), and as high
+    empty as with text (the bar does not jump when a search starts)."""
+
+    def minimumSizeHint(self) -> QSize:
+        metrics = self.fontMetrics()
+        margins = self.contentsMargins()
+        widest = max(
+            max(metrics.horizontalAdvance(text), metrics.boundingRect(text).width())
+            for text in COUNT_TEXTS
+        )
+        width = widest + margins.left() + margins.right() + 2 * self.margin() + 2
+        height = max(super().minimumSizeHint().height(), metrics.height())
+        return QSize(width, height)
+
+    def sizeHint(self) -> QSize:
+        return self.minimumSizeHint()
+
+
 class FramesFindBar(QWidget):
-    """The find bar; see the module docstring."""
+    """The find bar; see the module docstring.
+
+    One row (query, mode, ▲ ▼, the count, ✕) where the inspector is wide enough; on a
+    narrower one the count goes to a second row, so the bar never makes the inspector wider
+    than the chat column (opened at 1024 px, it held the inspector at 482 px, the chat at
+    374) and the count is never cut."""
 
     def __init__(self, panel: FramesPanel) -> None:
         super().__init__(panel)
@@ -152,19 +181,18 @@ class FramesFindBar(QWidget):
         self.close_button.setText("✕")
         self.close_button.setToolTip("Close (Esc)")
         self.close_button.setAccessibleName("Close find bar")
-        self.count_label = QLabel(self)
-        metrics = self.fontMetrics()
-        self.count_label.setMinimumWidth(metrics.horizontalAdvance("searching… 100%"))
-        self.edit.setMinimumWidth(metrics.horizontalAdvance("M") * 12)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(4)
-        layout.addWidget(self.edit, 1)
-        layout.addWidget(self.mode_combo)
-        layout.addWidget(self.prev_button)
-        layout.addWidget(self.next_button)
-        layout.addWidget(self.count_label)
-        layout.addWidget(self.close_button)
+        self.count_label = _CountLabel(self)
+        self.edit.setMinimumWidth(self.fontMetrics().horizontalAdvance("M") * 12)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setHorizontalSpacing(4)
+        self._grid.setVerticalSpacing(2)
+        for column, widget in enumerate(self._row_widgets()):
+            self._grid.addWidget(widget, 0, column if widget is not self.close_button else 5)
+        self._grid.setColumnStretch(0, 1)
+        self.one_row: bool | None = None
+        """Whether the count is on the first row (``None``: not placed yet)."""
+        self._place_count(one_row=False)
         # A Python delegate makes every cell paint call into Python: it is installed only
         # while the bar is open, so scrolling 100k+ frames stays in C++ otherwise.
         self._plain_delegate = panel.view.itemDelegate()
@@ -181,6 +209,44 @@ class FramesFindBar(QWidget):
         if layout_ is not None:
             layout_.insertWidget(1, self)  # type: ignore[attr-defined]
         self.hide()
+
+    # -- layout ------------------------------------------------------------------------------
+
+    def _row_widgets(self) -> tuple[QWidget, ...]:
+        return (self.edit, self.mode_combo, self.prev_button, self.next_button, self.close_button)
+
+    def row_width(self, *, with_count: bool) -> int:
+        """The narrowest the first row can be, with the count in it or without."""
+        widgets = [*self._row_widgets(), *([self.count_label] if with_count else [])]
+        narrowest = sum(max(w.minimumSizeHint().width(), w.minimumWidth()) for w in widgets)
+        return narrowest + self._grid.horizontalSpacing() * (len(widgets) - 1)
+
+    def minimumSizeHint(self) -> QSize:
+        """As narrow as the first row without the count (which then has a row of its own)."""
+        width = max(self.row_width(with_count=False), self.count_label.minimumSizeHint().width())
+        return QSize(width, super().minimumSizeHint().height())
+
+    def _place_count(self, *, one_row: bool) -> None:
+        if one_row == self.one_row:
+            return
+        self.one_row = one_row
+        self._grid.removeWidget(self.count_label)
+        if one_row:
+            self._grid.addWidget(self.count_label, 0, 4)
+        else:
+            self._grid.addWidget(self.count_label, 1, 0, 1, 6)
+
+    def _fit(self) -> None:
+        self._place_count(one_row=self.width() >= self.row_width(with_count=True))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # (the text zoom: once the children have it)
+            QTimer.singleShot(0, self, self._fit)
 
     # -- commands ----------------------------------------------------------------------------
 

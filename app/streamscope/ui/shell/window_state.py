@@ -46,8 +46,9 @@ class ChatRoom(QObject):
     """Keeps the chat column at least :data:`CHAT_MIN_WIDTH` wide while docks can give way.
 
     Watches the chat's resizes; when it is squeezed (a narrower window, a dock shown), the
-    inspector shrinks towards its minimum, then the conversation list; only when neither can
-    give more does the chat get narrower — or when the user drags a dock's edge there."""
+    inspector shrinks towards its minimum — until the chat is as wide as it, at least — then
+    the conversation list; only when neither can give more does the chat get narrower — or
+    when the user drags a dock's edge there."""
 
     # Class defaults: while a collected window is torn down, Qt may still call the filter
     # of this (C++-owned) object after Python cleared its attributes; it then does nothing.
@@ -87,8 +88,8 @@ class ChatRoom(QObject):
         return False
 
     def make_room(self) -> None:
-        """Shrink docks (inspector first) until the chat is wide enough or they are at
-        their minimum."""
+        """Shrink docks (inspector first) until the chat is wide enough (and no narrower than
+        the inspector) or they are at their minimum."""
         from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QApplication, QMainWindow
 
@@ -100,16 +101,19 @@ class ChatRoom(QObject):
             return  # a separator dragged by hand: the user's choice, not fought over
         if self._chat is None or not self._chat.isVisible():
             return
-        missing = CHAT_MIN_WIDTH - self._chat.width()
+        chat = self._chat.width()
         beside = [d for d in self._docks if _docked_beside(window, d)]
-        if missing <= 0 or not beside:
+        if chat >= CHAT_MIN_WIDTH or not beside:
             return
         widths = [d.width() for d in beside]
         for i, dock in enumerate(beside):
             floor = max(dock.minimumSizeHint().width(), dock.minimumWidth())
-            give = min(missing, max(0, widths[i] - floor))
+            wanted = CHAT_MIN_WIDTH - chat
+            if dock is self._docks[0]:  # the inspector is left no wider than the chat either
+                wanted = max(wanted, (widths[i] - chat + 1) // 2)
+            give = min(max(0, wanted), max(0, widths[i] - floor))
             widths[i] -= give
-            missing -= give
+            chat += give
         # Both sizes given: a dock not named would take up what the other gives.
         window.resizeDocks(beside, widths, Qt.Orientation.Horizontal)
 
