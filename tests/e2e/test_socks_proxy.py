@@ -123,8 +123,9 @@ def test_a_wrong_proxy_password_ends_the_turn_as_an_error(
     gc.collect()
     assert turn.outcome is Outcome.ERROR
     assert turn.reason == (
-        f"Could not connect to 127.0.0.1:{demo.port}: ProxyError: Invalid username/password"
-    )
+        f"Could not connect to 127.0.0.1:{demo.port} through the proxy 127.0.0.1:{proxy.port}:"
+        " ProxyError: Invalid username/password"
+    )  # (the proxy refused: it is named)
     assert (proxy.connections, proxy.rejected) == ([], 1)
 
 
