@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from streamscope.core.store.history import ToolResult
+from streamscope.core.turn.model import stopped_at_limit
 from streamscope.core.wire.conversation import Message
 from streamscope.ui.chat.answer_card import AssistantCard
 from streamscope.ui.chat.chat_rows import AnswerSlot, UserRow
@@ -161,8 +162,12 @@ class ChatAnswers:
         return TurnRef(next(self._keys), title, time.time(), model)
 
     def _update_ref(self, slot: AnswerSlot, **changes: object) -> TurnRef | None:
+        """``slot``'s turn with ``changes``; once the slot has its finished turn, the ref
+        says whether the token limit cut it (as the card does)."""
         if slot.ref is None:
             return None
+        if slot.turn is not None:
+            changes.setdefault("stopped_at_limit", slot.turn.stopped_at_limit)
         slot.ref = replace(slot.ref, **changes)  # type: ignore[arg-type]
         self.feed.update(slot.ref)
         card = self.chat.card_of(slot)
@@ -194,6 +199,9 @@ class ChatAnswers:
                 (stored.model if stored else None) or model,
                 stored.outcome if stored else None,
                 stored.capture_id if stored else None,
+                stopped_at_limit=bool(
+                    stored and stopped_at_limit(stored.outcome, stored.finish_reason)
+                ),
             )
 
         def ref_for(turn: Turn, key: int | None) -> TurnRef:
