@@ -175,6 +175,24 @@ class ChatAnswers:
             card.turn_ref = slot.ref
         return slot.ref
 
+    def inspect_elsewhere(self, ref: TurnRef, turn: Turn | None, frames: int) -> None:
+        """The inspector shows a turn of another part of the window (a tapped exchange):
+        no answer is selected; once it has ended, the status bar describes it (named)."""
+        if self.busy:
+            return  # (the streaming turn owns the inspector and the status bar)
+        self.feed.taken(ref)
+        if turn is not None:
+            self.status.show_turn(turn, frames, which=ref.conversation)
+        else:
+            self.status.show_message(f"{ref.conversation} — streaming…")
+
+    def _on_feed_ended(self, turn: Turn, frames: int, which: str, verdict: str) -> None:
+        """The turn the inspector shows has ended there (no turn streams): the status bar
+        describes it, as it described the live one."""
+        self.status.show_turn(turn, frames, which=which)
+        if verdict and turn.status is not None and turn.status < 400:
+            self.status.show_verdict(verdict)
+
     def _on_feed_shown(self, key: int) -> None:
         self._selected = key
         for slot, card in self.chat.built_cards():

@@ -181,14 +181,17 @@ class StatusPanel(QWidget):
             self.glyph.setText("●")
             set_text_colour(self.glyph, SILENT_COLOUR if silent else None)
 
-    def show_turn(self, turn: Turn, frames: int | None = None) -> None:
+    def show_turn(self, turn: Turn, frames: int | None = None, *, which: str = "") -> None:
+        """A finished turn's outcome and figures; ``which`` names the turn when it is not
+        the latest one (the inspector shows an older one): "Turn of 14:03:12 — Completed · …"."""
         assert turn.outcome is not None
         self._streaming = False
         self.outcome = turn.outcome
         glyph, colour = LIMIT_GLYPH if turn.stopped_at_limit else GLYPHS[turn.outcome]
         self.glyph.setText(glyph)
         set_text_colour(self.glyph, colour, "font-weight: bold;")
-        self.label.setText(status_line(turn, frames))
+        line = status_line(turn, frames)
+        self.label.setText(f"{which} — {line}" if which else line)
         self.label.setToolTip("\n".join(turn.warnings))
 
     def show_verdict(self, verdict: str) -> None:
