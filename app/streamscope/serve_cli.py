@@ -31,6 +31,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from streamscope.core.wire.sizes import plural
 from streamscope.faults_cli import FAULT_HELP, fault_spec, reaction_lines
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ class _Printer:
             ttft = f" · TTFT {ex.ttft_ms:.0f} ms" if ex.ttft_ms is not None else ""
             line = (
                 f"#{ex.id} {ex.method} {ex.path} → {ex.status} {ex.outcome}: {ex.reason} · "
-                f"{ex.frames} frames · {ex.bytes} B{ttft} · {ex.duration_ms:.0f} ms · "
+                f"{plural(ex.frames, 'frame')} · {ex.bytes} B{ttft} · {ex.duration_ms:.0f} ms · "
                 f"served {ex.served or 'nothing'}"
             )
         self.write(line)

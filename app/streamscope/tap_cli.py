@@ -26,6 +26,7 @@ from streamscope.core.tap.history import tap_capture_store
 from streamscope.core.tap.proxy import ExchangeResult, TapExchange
 from streamscope.core.tap.server import TapServer, is_loopback, parse_listen
 from streamscope.core.turn.observer import TurnObserver
+from streamscope.core.wire.sizes import plural
 from streamscope.faults_cli import reaction_lines
 
 EXIT_USAGE = 2
@@ -50,7 +51,7 @@ class _Printer:
             ttft = f" · TTFT {r.ttft_ms:.0f} ms" if r.ttft_ms is not None else ""
             line = (
                 f"#{r.exchange.id} {r.exchange.method} {r.exchange.path} → {r.status} "
-                f"{r.outcome}: {r.reason} · {r.frames} frames · {r.bytes} B{ttft} · "
+                f"{r.outcome}: {r.reason} · {plural(r.frames, 'frame')} · {r.bytes} B{ttft} · "
                 f"{r.duration_ms:.0f} ms · {r.exchange.capture}"
             )
         self.write(line)

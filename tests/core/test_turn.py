@@ -146,7 +146,7 @@ def test_malformed_frames_are_counted_not_fatal() -> None:
     assert turn.malformed_frames == 1
     assert turn.text == "ab"
     assert turn.outcome is Outcome.COMPLETED
-    assert "1 malformed frames" in turn.summary()
+    assert turn.summary() == "Completed · TTFT 1.00 s · 1 malformed frame"
 
 
 def test_dialect_warnings_are_deduplicated() -> None:

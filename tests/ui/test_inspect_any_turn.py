@@ -332,10 +332,16 @@ def test_a_live_turn_clicked_away_from_goes_on_and_comes_back_whole(
     assert frames_of(window) == old_frames
     assert not header.back_button.isVisibleTo(header)  # (nothing streams now)
     total = feed.live_frames()
-    assert f" · {total} frames" in window.status.text()
+    # the status bar describes the turn shown, named (not the live turn's end: issue 28)
+    assert old_card.turn_ref is not None and old_card.turn_ref.started is not None
+    said = f"Turn of {clock(old_card.turn_ref.started)} — Completed · stop · "
+    assert window.status.text().startswith(said)
+    assert f" · {DEMO_FRAMES} frames · " in window.status.text()
 
     click(qtbot, aloop, window, live_card)  # the parked turn, complete, with its end
     assert header.text().endswith(" · demo-slow · ■ cancelled")
+    assert window.status.text().startswith("Cancelled by you after ")
+    assert f" · {total} frames · " in window.status.text()
     resumed = frames_of(window)
     assert len(resumed) == total
     assert "cancelled" in inspector.timeline_panel.summary.text()

@@ -201,6 +201,11 @@ def test_a_length_stop_is_amber_not_green(window: MainWindow, aloop: qasync.QEve
     assert "⚠ stopped at max tokens" in card.status.text()
     assert card._accent is not None and card._accent.name() == "#9a6700"
     assert not card.partial_label.isVisibleTo(card)  # the answer is whole as sent
+    # the inspector's header says what the card says, in the same amber (not a green ✓)
+    header = window.inspector.header
+    assert header.text().endswith(" · demo-length · ⚠ stopped at max tokens")
+    assert header.badge.text() == "⚠ stopped at max tokens"
+    assert "#7d4e00" in header.badge.styleSheet()
     # a normal stop stays green, without an accent
     submit(window, "demo")
     turn = answered(window, aloop)
@@ -209,3 +214,5 @@ def test_a_length_stop_is_amber_not_green(window: MainWindow, aloop: qasync.QEve
     assert status.text().startswith("Completed · stop · ")
     card = window.controller.answer_card(-1)
     assert "✓ completed" in card.footer.text() and card._accent is None
+    assert header.text().endswith(" · demo · ✓ completed")
+    assert "#116329" in header.badge.styleSheet()

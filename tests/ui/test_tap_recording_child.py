@@ -125,7 +125,7 @@ def test_a_tap_whose_recording_process_dies_says_so(qtbot: QtBot, window: MainWi
         assert dialog.start_button.text() == "Start"
         # the exchange it had open ends, with what the window got of it
         line = panel.texts()[0].splitlines()[1]
-        assert line.startswith("✕ error · 200 · 1 frames · 123 B · "), line
+        assert line.startswith("✕ error · 200 · 1 frame · 123 B · "), line
         result = window.tap.exchanges[0].result
         assert result is not None and result.reason == why
         assert result.turn.text == "one"

@@ -14,6 +14,7 @@ from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from streamscope.demo.server import DemoServer
+from streamscope.ui.chat.status_panel import status_line
 from streamscope.ui.shell.main_window import MainWindow
 from streamscope.ui.tap.tap_dialog import TapDialog
 from support.tap_upstream import FINAL, ScriptedUpstream, chat_frame
@@ -87,6 +88,7 @@ def test_a_tapped_exchange_shows_live_in_the_list_and_the_inspector(
             r"● live · Tapped #1 POST /v1/chat/completions · \d\d:\d\d:\d\d · m · streaming…",
             header.text(),
         ), header.text()
+        assert window.status.text() == "Tapped #1 POST /v1/chat/completions — streaming…"
         upstream.script.gates[0].set()
         sender.join(10)
         qtbot.waitUntil(lambda: "completed" in panel.texts()[0], timeout=10_000)
@@ -98,7 +100,13 @@ def test_a_tapped_exchange_shows_live_in_the_list_and_the_inspector(
             r"Tapped #1 POST /v1/chat/completions · \d\d:\d\d:\d\d · m · ✓ completed",
             header.text(),
         ), header.text()
-        assert window.status.text() == "Ready"  # the chat's status is its own
+        # the status bar describes the turn the inspector shows, named (issue 28: it kept
+        # the chat's last words while the inspector showed the tapped exchange)
+        tapped = window.tap.exchanges[0].turn
+        assert tapped is not None
+        assert window.status.text() == (
+            f"Tapped #1 POST /v1/chat/completions — {status_line(tapped, 3)}"
+        )
         dialog.start_button.click()  # Stop
         qtbot.waitUntil(lambda: dialog.start_button.text() == "Start", timeout=10_000)
         assert not window.tap.running

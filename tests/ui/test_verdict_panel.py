@@ -11,14 +11,23 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from streamscope.core.turn.model import Turn
-from streamscope.core.turn.outcome import Outcome
+from streamscope.core.turn.outcome import Outcome, StreamEnd
+from streamscope.core.turn.pipeline import StreamPipeline
+from streamscope.core.turn.progress import ProgressEncoder
+from streamscope.core.verdict.rules import Finding
 from streamscope.core.wire.dialects.base import RequestSpec
 from streamscope.ui.chat.answer_card import AssistantCard
 from streamscope.ui.chat.status_panel import StatusPanel
-from streamscope.ui.chat.turn_start import TurnStart
+from streamscope.ui.chat.turn_start import ProgressBatch, TurnStart
 from streamscope.ui.inspector import InspectorPanel
 from streamscope.ui.inspector.inspector import TAB_FRAMES, TAB_VERDICT
-from streamscope.ui.inspector.verdict_panel import COL_FRAME, COL_MESSAGE, COL_RULE
+from streamscope.ui.inspector.verdict_panel import (
+    COL_FRAME,
+    COL_MESSAGE,
+    COL_RULE,
+    end_of,
+    finding_text,
+)
 from support.batches import pipeline_batches
 from support.verdict_streams import DONE, body, frame_bytes, oa, openai_text
 
@@ -72,9 +81,15 @@ def test_findings_arrive_live_then_at_the_end_and_a_click_selects_the_frame(
     item = panel.tree.topLevelItem(0)
     assert item is not None
     assert item.text(COL_MESSAGE).startswith("finish_reason is set more than once for a choice")
-    assert "Exactly one chunk per choice" in item.toolTip(COL_MESSAGE)
+    finding = panel.findings[0]
+    # the message column is elided: the row's tooltip and the line under the list say it whole
+    assert item.toolTip(COL_MESSAGE) == f"frame 5: {finding.message}\n\n{finding.hint}"
+    assert "Exactly one chunk per choice" in finding.hint
+    assert not panel.detail.isVisibleTo(panel) and not panel.hint.isVisibleTo(panel)
     panel.tree.setCurrentItem(item)
-    assert panel.hint.text() == item.toolTip(COL_MESSAGE)
+    assert panel.detail.text() == f"frame 5: {finding.message}"
+    assert panel.hint.text() == finding.hint
+    assert panel.detail.isVisibleTo(panel) and panel.hint.isVisibleTo(panel)
     inspector.setCurrentIndex(TAB_VERDICT)
     panel.tree.itemActivated.emit(item, COL_RULE)
     assert inspector.currentIndex() == TAB_FRAMES
@@ -82,6 +97,7 @@ def test_findings_arrive_live_then_at_the_end_and_a_click_selects_the_frame(
     # a new turn clears the tab
     inspector.begin_turn(start())
     assert rows(inspector) == []
+    assert panel.detail.text() == "" and not panel.detail.isVisibleTo(panel)
     assert panel.header.text() == "Checking the stream as it arrives…"
     assert inspector.tabText(TAB_VERDICT) == "Verdict"
 
@@ -234,3 +250,66 @@ def test_a_request_that_got_no_response_says_only_that(qtbot: QtBot) -> None:
     inspector.finish_turn(turn)
     panel.drain()
     assert ("stream.empty", "") in rows(inspector)
+
+
+def test_the_detail_line_says_a_repeated_finding_whole() -> None:
+    def finding(frame: int | None, count: int = 1, frames: tuple[int, ...] = ()) -> Finding:
+        return Finding("stream.malformed-frame", "error", frame, "m", "h", count, frames)
+
+    assert finding_text(finding(None)) == "the whole stream: m"
+    assert finding_text(finding(7)) == "frame 7: m"
+    assert finding_text(finding(4, 3, (4, 9, 12))) == "3 times (frames 4, 9, 12): m"
+    assert finding_text(finding(4, 2, (4,))) == "2 times (frame 4): m"
+
+
+def _ended(reads: list[bytes], end: StreamEnd) -> tuple[list[ProgressBatch], Turn]:
+    """``reads`` through the pipeline, ended as ``end`` says (as the client met it)."""
+    pipe = StreamPipeline("openai", keep_frames=True, request_sent=T0)
+    encoder = ProgressEncoder()
+    t = T0 + 0.2
+    for data in reads:
+        t += 0.01
+        encoder.read(data, t)
+        encoder.progressed(pipe.feed(data, t), t)
+    encoder.progressed(pipe.end_input(end, t), t)
+    return [encoder.take()], pipe.close(end, t + 0.005)
+
+
+@pytest.mark.parametrize(
+    ("end", "said"),
+    [
+        (StreamEnd("eof"), "connection closed after "),
+        (StreamEnd("broken", detail="peer closed connection"), "connection broken after "),
+        (StreamEnd("idle_timeout", timeout=30), "idle timeout after 30 s with no progress ("),
+    ],
+)
+def test_the_verdict_says_the_end_in_the_cards_words(
+    qtbot: QtBot, end: StreamEnd, said: str
+) -> None:
+    """The Verdict tab checks the turn's bytes again, ended as the turn met its end: a body
+    that closed is "connection closed" there too (it said "connection broken" for every
+    stream without its terminal signal)."""
+    inspector = InspectorPanel()
+    qtbot.addWidget(inspector)
+    batches, turn = _ended([frame_bytes(f, "openai") for f in openai_text()[:-1]], end)
+    assert turn.outcome is Outcome.TRUNCATED and turn.reason.startswith(said)
+    inspector.begin_turn(start())
+    inspector.set_response(200, [("Content-Type", "text/event-stream")])
+    for batch in batches:
+        inspector.add_progress(batch)
+    inspector.finish_turn(turn)
+    inspector.verdict_panel.drain()
+    missing = [f for f in inspector.verdict_panel.findings if f.rule == "stream.terminal-missing"]
+    assert [f.message for f in missing] == [
+        f"the body ended without the dialect's terminal signal: [DONE] ({turn.reason})"
+    ]
+
+
+def test_a_turn_that_does_not_say_its_end_is_judged_by_its_outcome() -> None:
+    assert end_of(Turn(outcome=Outcome.TRUNCATED, status=200)).kind == "broken"
+    assert end_of(Turn(outcome=Outcome.COMPLETED, status=200)).kind == "eof"
+    closed = StreamEnd("eof", elapsed=1.5, bytes_received=10)
+    turn = Turn(outcome=Outcome.TRUNCATED, status=200, stream_end=closed)
+    assert end_of(turn) is closed
+    failed = Turn(outcome=Outcome.ERROR, status=429, stream_end=StreamEnd("http_error"))
+    assert end_of(failed, 429).kind == "http_error"

@@ -27,6 +27,7 @@ from streamscope.core.turn.outcome import StreamEnd
 from streamscope.core.turn.pipeline import StreamPipeline
 from streamscope.core.turn.progress import Progress
 from streamscope.core.wire.events import StreamEvent
+from streamscope.core.wire.sizes import plural
 from streamscope.ui.base import pacing
 from streamscope.ui.chat.chat_controller import ChatController
 from streamscope.ui.chat.chat_view import ChatView
@@ -189,7 +190,7 @@ def test_every_view_equals_the_reducer_at_every_batch(
         assert _calls(card.calls) == _calls(turn.tool_calls)  # type: ignore[attr-defined]
         assert _calls(inspector.toolcalls_panel.calls) == _calls(turn.tool_calls)
         assert status._deltas == reference.progress()
-        assert f"{len(reference.frames)} frames" in status.text()
+        assert f" · {plural(len(reference.frames), 'frame')} · " in status.text()
         m = inspector.timeline_panel.milestones
         tm = turn.timings
         assert (m.first_byte, m.first_reasoning, m.first_token, m.last_token, m.terminal) == (

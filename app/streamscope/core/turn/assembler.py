@@ -336,5 +336,6 @@ class TurnAssembler:
             reason=reason,
             status=end.status,
             bytes_received=max(end.bytes_received, turn.bytes_received),
+            stream_end=replace(end, headers={}, content_type=None, body=b""),
         )
         return self._finished

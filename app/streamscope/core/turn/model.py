@@ -16,10 +16,12 @@ import jiter
 import orjson
 
 from streamscope.core.redact import Scrubber
-from streamscope.core.turn.outcome import Outcome
+from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.wire.events import ServerError
+from streamscope.core.wire.sizes import plural
 
 __all__ = [
+    "LIMIT_WORDS",
     "Fragment",
     "Timings",
     "ToolCallState",
@@ -27,6 +29,7 @@ __all__ = [
     "TurnDelta",
     "apply_tool_calls",
     "parse_arguments",
+    "stopped_at_limit",
 ]
 
 
@@ -43,6 +46,22 @@ LENGTH_FINISH_REASONS = frozenset({"length", "max_tokens", "max_output_tokens"})
 """Finish reasons (compared in lower case) that mean "stopped at the token limit": OpenAI chat
 and Ollama ``length``, Anthropic ``max_tokens``, Gemini ``MAX_TOKENS``, Responses
 ``max_output_tokens`` (its ``response.incomplete`` reason)."""
+
+LIMIT_WORDS = "stopped at max tokens"
+"""What a turn cut by the token limit is called everywhere (the card's badge, the inspector's
+header, the status bar, the CLI): a completed answer, but not what the model would have
+said."""
+
+
+def stopped_at_limit(outcome: Outcome | None, finish_reason: str | None) -> bool:
+    """Whether a turn that ended so (a saved one: its outcome and finish reason) completed
+    cut by the token limit (see :data:`LENGTH_FINISH_REASONS`)."""
+    return (
+        outcome is Outcome.COMPLETED
+        and finish_reason is not None
+        and finish_reason.lower() in LENGTH_FINISH_REASONS
+    )
+
 
 PARTIAL_PARSE_LIMIT = 256 * 1024
 """Arguments longer than this are not parsed partially (only checked whole): a partial
@@ -256,20 +275,21 @@ class Turn:
     reason: str = ""
     status: int | None = None
     dialect: str | None = None
+    stream_end: StreamEnd | None = None
+    """How the byte stream ended, as the outcome was decided from it (its kind, the
+    transport's detail, the timeout that fired; without the response's head and body):
+    whoever checks the turn's bytes again ends them the same way."""
 
     @property
     def stopped_at_limit(self) -> bool:
         """Completed, but cut by the token limit (see :data:`LENGTH_FINISH_REASONS`): the
         answer is whole as sent, yet not what the model would have said."""
-        return (
-            self.outcome is Outcome.COMPLETED
-            and self.finish_reason is not None
-            and self.finish_reason.lower() in LENGTH_FINISH_REASONS
-        )
+        return stopped_at_limit(self.outcome, self.finish_reason)
 
     def summary(self) -> str:
         """One compact line for the status bar, e.g.
-        ``Completed · stop · 412 tokens · TTFT 0.31 s · 58 tok/s``."""
+        ``Completed · stop · 412 tokens · TTFT 0.31 s · 58 tok/s`` (``Completed · stopped at
+        max tokens · length · …`` when the token limit cut it)."""
         if self.outcome is None:
             return "Streaming…"
         head = self.outcome.value.capitalize()
@@ -277,7 +297,8 @@ class Turn:
             return self.reason  # "Cancelled by you after 2.1 s"
         if self.outcome is not Outcome.COMPLETED:
             return f"{head} · {self.reason}"
-        return " · ".join([head, *self.figures()])
+        limit = [LIMIT_WORDS] if self.stopped_at_limit else []
+        return " · ".join([head, *limit, *self.figures()])
 
     def figures(self) -> list[str]:
         """The turn's figures in words: finish reason, tokens, tool calls, TTFT, tok/s,
@@ -288,8 +309,7 @@ class Turn:
         if self.output_tokens is not None:
             parts.append(f"{self.output_tokens} tokens")
         if self.tool_calls:
-            n = len(self.tool_calls)
-            parts.append(f"{n} tool call{'s' if n != 1 else ''}")
+            parts.append(plural(len(self.tool_calls), "tool call"))
         ttft = self.timings.ttft
         if ttft is not None:
             parts.append(f"TTFT {ttft:.2f} s")
@@ -297,7 +317,7 @@ class Turn:
         if rate is not None:
             parts.append(f"{rate:.0f} tok/s")
         if self.malformed_frames:
-            parts.append(f"{self.malformed_frames} malformed frames")
+            parts.append(plural(self.malformed_frames, "malformed frame"))
         return parts
 
     def scrubbed(self, scrubber: Scrubber) -> Turn:
@@ -330,6 +350,11 @@ class Turn:
                 else None
             ),
             reason=text(self.reason),
+            stream_end=(
+                replace(self.stream_end, detail=text(self.stream_end.detail))
+                if self.stream_end is not None
+                else None
+            ),
         )
 
     def as_delta(self) -> TurnDelta:

@@ -40,6 +40,7 @@ from streamscope.core.wire.events import (
     TextDelta,
     ToolCallDelta,
 )
+from streamscope.core.wire.sizes import plural
 
 __all__ = ["MAX_FRAMES", "MAX_PER_RULE", "Linter", "Verdict", "diagnosis"]
 
@@ -87,7 +88,7 @@ def diagnosis(findings: Sequence[Finding]) -> str:
     """A short line for the card and the status bar: "2 spec errors · buffered by a proxy"
     ("" when there is nothing to say)."""
     errors = sum(1 for f in findings if f.severity == "error")
-    parts = [f"{errors} spec error{'s' if errors != 1 else ''}"] if errors else []
+    parts = [plural(errors, "spec error")] if errors else []
     ids = {f.rule for f in findings}
     for rule_id, words in (
         ("timing.buffered", "buffered by a proxy"),
@@ -100,7 +101,7 @@ def diagnosis(findings: Sequence[Finding]) -> str:
     if not parts:
         warnings = sum(1 for f in findings if f.severity == "warning")
         if warnings:
-            parts.append(f"{warnings} warning{'s' if warnings != 1 else ''}")
+            parts.append(plural(warnings, "warning"))
     return " · ".join(parts)
 
 
@@ -410,9 +411,9 @@ class Linter:
         emit = self._emit
         if turn.events <= self._ping_events:  # nothing but keep-alives, if anything
             if self._keepalives:
-                emit("timing.keepalives-only", None, f"{self._keepalives} keep-alives")
+                emit("timing.keepalives-only", None, plural(self._keepalives, "keep-alive"))
             else:
-                emit("stream.empty", None, f"{turn.bytes_received} bytes")
+                emit("stream.empty", None, plural(turn.bytes_received, "byte"))
         if turn.terminal_signal is None and kind != "cancelled" and turn.server_error is None:
             dialect = self.pipeline.dialect_name
             expected = get_dialect(dialect).terminal if dialect else "terminal signal"

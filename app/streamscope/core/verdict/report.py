@@ -22,6 +22,7 @@ from streamscope import __version__
 from streamscope.core.verdict.catalog import RULES
 from streamscope.core.verdict.engine import Verdict, diagnosis
 from streamscope.core.verdict.rules import Finding, Rule
+from streamscope.core.wire.sizes import plural
 
 __all__ = [
     "MAX_RESULTS",
@@ -114,7 +115,8 @@ def _times(f: Finding) -> str:
     if f.count <= 1:
         return ""
     shown = ", ".join(str(n) for n in f.frames[:10]) + (", …" if len(f.frames) > 10 else "")
-    return f" ({f.count} times: frames {shown})" if shown else f" ({f.count} times)"
+    label = "frame" if len(f.frames) == 1 else "frames"
+    return f" ({f.count} times: {label} {shown})" if shown else f" ({f.count} times)"
 
 
 def _where(entry: int | None, frame: int | None) -> str:
@@ -233,8 +235,8 @@ def to_text(verdict: Verdict) -> str:
         lines.append(f"{'':23}{f.hint}")
     s = verdict.summary
     line = (
-        f"{verdict.dialect or '?'} · {verdict.outcome or '?'} · {s['error']} errors, "
-        f"{s['warning']} warnings, {s['info']} notes"
+        f"{verdict.dialect or '?'} · {verdict.outcome or '?'} · {plural(s['error'], 'error')}, "
+        f"{plural(s['warning'], 'warning')}, {plural(s['info'], 'note')}"
     )
     words = diagnosis(verdict.findings)
     lines.append(f"{line} · {words}" if words and "spec error" not in words else line)

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from streamscope.core.store.history import ToolResult
+from streamscope.core.turn.model import stopped_at_limit
 from streamscope.core.wire.conversation import Message
 from streamscope.ui.chat.answer_card import AssistantCard
 from streamscope.ui.chat.chat_rows import AnswerSlot, UserRow
@@ -169,14 +170,36 @@ class ChatAnswers:
         return TurnRef(next(self._keys), title, time.time() if started is None else started, model)
 
     def _update_ref(self, slot: AnswerSlot, **changes: object) -> TurnRef | None:
+        """``slot``'s turn with ``changes``; once the slot has its finished turn, the ref
+        says whether the token limit cut it (as the card does)."""
         if slot.ref is None:
             return None
+        if slot.turn is not None:
+            changes.setdefault("stopped_at_limit", slot.turn.stopped_at_limit)
         slot.ref = replace(slot.ref, **changes)  # type: ignore[arg-type]
         self.feed.update(slot.ref)
         card = self.chat.card_of(slot)
         if isinstance(card, AssistantCard):
             card.turn_ref = slot.ref
         return slot.ref
+
+    def inspect_elsewhere(self, ref: TurnRef, turn: Turn | None, frames: int) -> None:
+        """The inspector shows a turn of another part of the window (a tapped exchange):
+        no answer is selected; once it has ended, the status bar describes it (named)."""
+        if self.busy:
+            return  # (the streaming turn owns the inspector and the status bar)
+        self.feed.taken(ref)
+        if turn is not None:
+            self.status.show_turn(turn, frames, which=ref.conversation)
+        else:
+            self.status.show_message(f"{ref.conversation} — streaming…")
+
+    def _on_feed_ended(self, turn: Turn, frames: int, which: str, verdict: str) -> None:
+        """The turn the inspector shows has ended there (no turn streams): the status bar
+        describes it, as it described the live one."""
+        self.status.show_turn(turn, frames, which=which)
+        if verdict and turn.status is not None and turn.status < 400:
+            self.status.show_verdict(verdict)
 
     def _on_feed_shown(self, key: int) -> None:
         self._selected = key
@@ -202,6 +225,9 @@ class ChatAnswers:
                 (stored.model if stored else None) or model,
                 stored.outcome if stored else None,
                 stored.capture_id if stored else None,
+                stopped_at_limit=bool(
+                    stored and stopped_at_limit(stored.outcome, stored.finish_reason)
+                ),
             )
 
         def ref_for(turn: Turn, key: int | None) -> TurnRef:

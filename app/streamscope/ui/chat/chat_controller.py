@@ -146,6 +146,7 @@ class ChatController(ChatAnswers, LiveTurn, LiveElsewhere, QObject):
         self.feed = viewer
         self.feed.shown.connect(self._on_feed_shown)
         self.feed.loaded.connect(self._on_feed_loaded)
+        self.feed.ended.connect(self._on_feed_ended)
         self._frame_wanted: tuple[int, str] | None = None  # (a frame to select once loaded)
         self._keep_captures = captures is None  # (no profile: captures live in the refs)
         self._keys = itertools.count(1)

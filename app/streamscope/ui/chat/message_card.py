@@ -19,8 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from streamscope.core.turn.model import ToolCallState, Turn
+from streamscope.core.turn.model import LIMIT_WORDS, ToolCallState, Turn
 from streamscope.core.turn.outcome import Outcome
+from streamscope.core.wire.sizes import plural
 from streamscope.ui.base.theme import colour, monospace_font
 from streamscope.ui.chat.markdown import MarkdownWriter
 from streamscope.ui.chat.text_pane import TextPane
@@ -33,7 +34,7 @@ _BADGES: dict[Outcome, tuple[str, str]] = {
     Outcome.ERROR: ("✕ error", "error"),
 }
 
-_LIMIT_BADGE = ("⚠ stopped at max tokens", "warning")
+_LIMIT_BADGE = (f"⚠ {LIMIT_WORDS}", "warning")
 """A completed turn cut by the token limit: amber, as a truncated one (the answer is whole as
 sent, but not what the model would have said)."""
 
@@ -62,6 +63,12 @@ def outcome_badge(outcome: Outcome) -> str:
     return _BADGES[outcome][0]
 
 
+def limit_badge() -> tuple[str, str]:
+    """A turn cut by the token limit in words with its glyph, and its colour's name:
+    ``⚠ stopped at max tokens`` (the card's, the inspector header's)."""
+    return _LIMIT_BADGE
+
+
 def footer_parts(turn: Turn) -> list[str]:
     """The footer as words: badge, the turn's figures, warnings."""
     if turn.stopped_at_limit:
@@ -71,8 +78,7 @@ def footer_parts(turn: Turn) -> list[str]:
     parts = [badge]
     parts += turn.figures()
     if turn.warnings:
-        n = len(turn.warnings)
-        parts.append(f"{n} warning{'s' if n != 1 else ''}")
+        parts.append(plural(len(turn.warnings), "warning"))
     return parts
 
 

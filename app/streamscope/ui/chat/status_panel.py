@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 from streamscope.core.turn.liveness import Liveness
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, format_bytes
+from streamscope.core.wire.sizes import plural
 from streamscope.ui.base.theme import set_text_colour
 from streamscope.ui.chat.turn_start import ProgressBatch
 
@@ -28,7 +29,6 @@ GLYPHS = {
     Outcome.ERROR: ("✕", "error_window"),
 }
 
-LIMIT_WORDS = "stopped at max tokens"
 LIMIT_GLYPH = ("⚠", "silence")
 """A completed turn cut by the token limit: amber, not the plain green of a whole answer."""
 
@@ -40,19 +40,16 @@ lags: the stream is fine)."""
 def status_line(turn: Turn, frames: int | None = None) -> str:
     """`Completed · stop · 412 tokens · TTFT 0.31 s · 58 tok/s` and the like, plus the frame
     count and size the inspector shows."""
-    text = turn.summary()
-    if turn.stopped_at_limit:
-        text = " · ".join(["Completed", LIMIT_WORDS, *turn.figures()])
+    text = turn.summary()  # ("Completed · stopped at max tokens · length · …" at the limit)
     extras = []
     if turn.outcome is Outcome.COMPLETED and turn.terminal_signal:
         extras.append(f"{turn.terminal_signal} received")
     if frames:
-        extras.append(f"{frames} frame{'s' if frames != 1 else ''}")
+        extras.append(plural(frames, "frame"))
     if turn.bytes_received:
         extras.append(format_bytes(turn.bytes_received))
     if turn.warnings and turn.outcome is Outcome.COMPLETED:
-        n = len(turn.warnings)
-        extras.append(f"{n} warning{'s' if n != 1 else ''}")
+        extras.append(plural(len(turn.warnings), "warning"))
     return " · ".join([text, *extras])
 
 
@@ -189,7 +186,7 @@ class StatusPanel(QWidget):
                 "Streaming",
                 f"{elapsed:.1f} s",
                 format_bytes(batch.total_bytes),
-                f"{batch.total_frames} frames",
+                plural(batch.total_frames, "frame"),
                 f"{rate:.0f} deltas/s",
             ]
         words = live.words() if live is not None else []
@@ -200,14 +197,21 @@ class StatusPanel(QWidget):
             self.glyph.setText("●")
             set_text_colour(self.glyph, SILENT_COLOUR if silent else None)
 
-    def show_turn(self, turn: Turn, frames: int | None = None) -> None:
+    def show_turn(self, turn: Turn, frames: int | None = None, *, which: str = "") -> None:
+        """A finished turn's outcome and figures; ``which`` names the turn when it is not
+        the latest one (the inspector shows an older one): "Turn of 14:03:12 — Completed · …"."""
         assert turn.outcome is not None
         self._streaming = False
         self.outcome = turn.outcome
         glyph, colour = LIMIT_GLYPH if turn.stopped_at_limit else GLYPHS[turn.outcome]
         self.glyph.setText(glyph)
         set_text_colour(self.glyph, colour, "font-weight: bold;")
+<<<<<<< HEAD
         self.label.setText(self._where + status_line(turn, frames))
+=======
+        line = status_line(turn, frames)
+        self.label.setText(f"{which} — {line}" if which else line)
+>>>>>>> h28-words
         self.label.setToolTip("\n".join(turn.warnings))
 
     def show_verdict(self, verdict: str) -> None:

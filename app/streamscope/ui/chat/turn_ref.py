@@ -19,7 +19,9 @@ class TurnRef:
     """A turn the inspector can show. ``key`` stays the same while the turn is updated
     (its outcome, its capture); ``started`` is a Unix time; ``outcome`` is ``None`` while it
     streams. Its bytes: ``capture_id`` in the profile's capture store, or ``capture`` in
-    memory (a window without a profile); ``note`` says why there is none, when known."""
+    memory (a window without a profile); ``note`` says why there is none, when known;
+    ``stopped_at_limit``: it completed, cut by the token limit (the header says so, as the
+    card does)."""
 
     key: int
     conversation: str
@@ -29,6 +31,7 @@ class TurnRef:
     capture_id: str | None = None
     capture: Capture | None = None
     note: str = ""
+    stopped_at_limit: bool = False
 
     @property
     def has_capture(self) -> bool:

@@ -18,10 +18,13 @@ __all__ = ["TurnViewer"]
 
 class TurnViewer(Protocol):
     """See the module docstring. ``shown(key)``: it now shows that turn (``-1``: none);
-    ``loaded(key)``: an older turn's bytes are in its tabs."""
+    ``loaded(key)``: an older turn's bytes are in its tabs; ``ended(turn, frames, which,
+    verdict)``: the turn shown has ended in its tabs while none streams (what the status bar
+    describes; ``which`` names it, "" for the latest live turn)."""
 
     shown: Any
     loaded: Any
+    ended: Any
     ref: TurnRef | None
     """The turn shown."""
 
@@ -37,6 +40,10 @@ class TurnViewer(Protocol):
         ...
 
     def clear(self, message: str) -> None: ...
+
+    def taken(self, ref: TurnRef) -> None:
+        """Another part of the window shows ``ref`` itself (a tapped exchange)."""
+        ...
 
     def live_started(self, ref: TurnRef) -> None: ...
 

@@ -106,6 +106,11 @@ class InspectorPanel(QTabWidget):
         self._delta: TurnDelta | None = None
         self._turn: Turn | None = None
 
+    @property
+    def turn(self) -> Turn | None:
+        """The turn shown, once it has ended in the tabs."""
+        return self._turn
+
     def container(self) -> QWidget:
         """The header above the tabs, as one widget (what the dock holds); made once."""
         if self._box is None:

@@ -17,7 +17,13 @@ reducer's frame log, its tool calls, its latest delta), and "● Back to live" i
 or a click on the streaming answer, shows it again, complete — a stall can last minutes,
 and whoever wants to compare it with an earlier turn should not have to wait for it to end.
 Sending a new message always shows the new live turn. A turn without a capture says so in
-the header and in the tabs; nothing of the turn shown before is left in them.
+the header and in the tabs; nothing of the turn shown before is left in them. Another part of
+the window that shows a turn of its own in the tabs (the tap) says so with
+:meth:`InspectorFeed.taken`: no answer is shown (selected) then.
+
+One turn is shown, and the status bar describes it: the live turn while it streams; else,
+once a turn the tabs show has ended in them, :attr:`InspectorFeed.ended` says which (a turn
+other than the latest live one is named: "Turn of 14:03:12 — Completed · …").
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from streamscope.ui.chat.turn_ref import TurnRef
 from streamscope.ui.chat.turn_runner import TurnRunner
 from streamscope.ui.chat.turn_start import ProgressBatch, TurnStart
 from streamscope.ui.inspector.inspector import InspectorPanel, ParkedTurn
+from streamscope.ui.inspector.turn_header import turn_clock
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -69,6 +76,10 @@ class InspectorFeed(QObject):
 
     shown = Signal(int)
     loaded = Signal(int)
+    ended = Signal(object, int, str, str)
+    """``(turn, frames, which, verdict)``: the turn shown has ended in the tabs and no turn
+    streams (the status bar describes it); ``which`` names it ("" for the latest live turn),
+    ``verdict`` is the Verdict tab's short line once it has one (then it comes again)."""
 
     def __init__(
         self,
@@ -140,10 +151,13 @@ class InspectorFeed(QObject):
             self._inspector.add_progress(batch)
 
     def live_finished(self, turn: Turn, ref: TurnRef) -> None:
-        """The live turn ended (``ref``: with its outcome)."""
+        """The live turn ended (``ref``: with its outcome). When another turn is shown, the
+        status bar goes back to it."""
         self._streaming = False
         if self._parked is not None:
             self._parked.turn = turn
+            if self._inspector.turn is not None:
+                self._describe_shown(self._inspector.turn)
         elif self.following_live:
             self._inspector.finish_turn(turn)
             self._header.set_note(ref.note)  # (e.g. why nothing was sent)
@@ -198,9 +212,21 @@ class InspectorFeed(QObject):
             self.show(live)
             return
         self._stop_loading()
-        self._inspector.resume(self._parked)
-        self._parked = None
+        parked, self._parked = self._parked, None
+        self._inspector.resume(parked)
         self._present(live)
+        if parked.turn is not None:  # (it ended while another turn was shown)
+            self._describe_shown(parked.turn)
+
+    def taken(self, ref: TurnRef) -> None:
+        """Another part of the window (the tap) shows ``ref`` in the tabs itself: nothing is
+        loaded or followed here any more, and no answer is shown (``shown`` says so). Not
+        while a turn streams (it owns the tabs)."""
+        self._stop_loading()
+        if not self._streaming:
+            self._parked = None
+        self.ref = ref
+        self.shown.emit(ref.key)
 
     def clear(self, message: str) -> None:
         """Show no turn; header and tabs say ``message``."""
@@ -316,4 +342,36 @@ class InspectorFeed(QObject):
 
     def _on_replay_turn_finished(self, turn: Turn) -> None:
         if self._wanted():
-            self._inspector.finish_turn(turn)
+            self._describe(turn)
+            ref = self.ref
+            if ref is not None:  # (its verdict, once checked, joins the status bar's line)
+                self._inspector.verdict_panel.on_final = functools.partial(
+                    self._on_shown_verdict, ref.key, turn
+                )
+            self._inspector.finish_turn(turn)  # (it may be checked at once)
+
+    # -- the status bar -----------------------------------------------------------------
+
+    def _describe(self, turn: Turn, verdict: str = "") -> None:
+        """Say (``ended``) that the turn shown has ended in the tabs, unless a turn streams."""
+        ref = self.ref
+        if ref is None or self._streaming:
+            return
+        latest = self._live is not None and ref.key == self._live.key
+        which = "" if latest else f"Turn of {turn_clock(ref.started)}"
+        self.ended.emit(turn, len(self._inspector.frames_model.log), which, verdict)
+
+    def _describe_shown(self, turn: Turn) -> None:
+        """:meth:`_describe` the turn the tabs hold whole: with its verdict if it has been
+        checked, else once it is."""
+        panel = self._inspector.verdict_panel
+        if panel.finished:
+            self._describe(turn, panel.diagnosis())
+            return
+        self._describe(turn)
+        if self.ref is not None:
+            panel.on_final = functools.partial(self._on_shown_verdict, self.ref.key, turn)
+
+    def _on_shown_verdict(self, key: int, turn: Turn, verdict: str) -> None:
+        if verdict and self.ref is not None and self.ref.key == key:
+            self._describe(turn, verdict)

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVB
 
 from streamscope.core.turn.outcome import Outcome
 from streamscope.ui.base.theme import set_text_colour
-from streamscope.ui.chat.message_card import outcome_badge, outcome_colour_name
+from streamscope.ui.chat.message_card import limit_badge, outcome_badge, outcome_colour_name
 from streamscope.ui.chat.turn_ref import TurnRef
 
 __all__ = ["TurnHeader", "TurnRef", "describe_turn", "turn_clock"]
@@ -34,8 +34,13 @@ def turn_clock(started: float | None, *, now: float | None = None) -> str:
 
 def describe_turn(ref: TurnRef) -> list[str]:
     """The header's words: conversation, time, model, outcome (``streaming…`` while it
-    streams)."""
-    badge = outcome_badge(ref.outcome) if ref.outcome is not None else "streaming…"
+    streams; ``⚠ stopped at max tokens`` as on its card when the token limit cut it)."""
+    if ref.outcome is None:
+        badge = "streaming…"
+    elif ref.outcome is Outcome.COMPLETED and ref.stopped_at_limit:
+        badge = limit_badge()[0]
+    else:
+        badge = outcome_badge(ref.outcome)
     return [ref.conversation or "Untitled", turn_clock(ref.started), ref.model or "?", badge]
 
 
@@ -164,7 +169,9 @@ class TurnHeader(QWidget):
         title, *meta, badge = describe_turn(ref)
         self.live_mark.setVisible(live and ref.outcome is None)
         name = None
-        if ref.outcome is not None:
+        if ref.outcome is Outcome.COMPLETED and ref.stopped_at_limit:
+            name = limit_badge()[1] + "_window"
+        elif ref.outcome is not None:
             name = outcome_colour_name(ref.outcome, on_window=True)
         set_text_colour(self.live_mark, outcome_colour_name(Outcome.ERROR, on_window=True))
         muted = "" if name else "color: palette(placeholder-text); "

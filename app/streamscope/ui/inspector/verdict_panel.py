@@ -8,9 +8,10 @@ each tick, so a flood or an instant replay never blocks the event loop), so find
 as their frames arrive; the whole-stream rules and the timing diagnosis come when the turn has
 finished and every read is checked (then ``on_final`` is called with the short verdict). A
 stream longer than :data:`LIVE_LIMIT` bytes is not checked here (``streamscope lint`` checks
-any length). A row: severity icon, rule, frame, message (the hint as its tooltip
-and under the list). Activating a row with a frame asks for that frame (``frameRequested``):
-the inspector selects it in Frames.
+any length). A row: severity icon, rule, frame, message (elided in its column: the
+selected finding's message, how often it fired and its hint are whole under the list, and
+in the row's tooltip). Activating a row with a frame asks for that frame
+(``frameRequested``): the inspector selects it in Frames.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QIcon, QShowEvent
+from PySide6.QtGui import QIcon, QPalette, QShowEvent
 from PySide6.QtWidgets import (
     QLabel,
     QStyle,
@@ -35,12 +36,13 @@ from streamscope.core.turn.frame_log import FrameLog
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.outcome import Outcome, StreamEnd
 from streamscope.core.turn.progress import Progress
+from streamscope.core.wire.sizes import plural
 from streamscope.ui.base.paint_clock import PaintClock, default_clock
 
 if TYPE_CHECKING:  # the checker is loaded by the first turn it checks, not with the window
     from streamscope.core.verdict import Finding, Linter
 
-__all__ = ["NO_RESPONSE", "VerdictPanel", "end_of", "no_response"]
+__all__ = ["NO_RESPONSE", "VerdictPanel", "end_of", "finding_text", "no_response"]
 
 LIVE_LIMIT = 64 * 1024 * 1024
 """Bytes of a response the tab checks; past this it says to run ``streamscope lint``."""
@@ -55,6 +57,7 @@ took 1.5x as long with every turn checked live."""
 COLUMNS = ("", "rule", "frame", "message")
 COL_ICON, COL_RULE, COL_FRAME, COL_MESSAGE = range(4)
 FRAME_ROLE = Qt.ItemDataRole.UserRole + 1
+FINDING_ROLE = Qt.ItemDataRole.UserRole + 2  # (its index in ``findings``)
 
 
 NO_RESPONSE = "no response"
@@ -73,8 +76,13 @@ def no_response(turn: Turn, received: int = 0) -> bool:
     )
 
 
+_STREAM_ENDS = frozenset({"eof", "broken", "idle_timeout", "first_byte_timeout", "protocol_error"})
+"""Ends of a stream the linter is given as the turn met them (the card's reason and the
+Verdict tab's then say the same: "connection closed …" is not "connection broken …")."""
+
+
 def end_of(turn: Turn, status: int | None = None) -> StreamEnd:
-    """How the input ended, as far as a finished turn tells (for the linter's own pipeline);
+    """How the input ended, as the finished turn says (for the linter's own pipeline);
     ``status``: the response's, when its head came."""
     if status is None and no_response(turn):
         return StreamEnd("connect_error", elapsed=turn.timings.end)
@@ -82,6 +90,9 @@ def end_of(turn: Turn, status: int | None = None) -> StreamEnd:
         return StreamEnd("cancelled", elapsed=turn.timings.end)
     if turn.status is not None and turn.status >= 400:
         return StreamEnd("http_error", elapsed=turn.timings.end, status=turn.status)
+    if turn.stream_end is not None and turn.stream_end.kind in _STREAM_ENDS:
+        return turn.stream_end
+    # (a turn that does not say how its stream ended: as its outcome tells)
     if turn.terminal_signal is not None or turn.outcome is Outcome.COMPLETED:
         return StreamEnd("eof", elapsed=turn.timings.end)
     return StreamEnd("broken", elapsed=turn.timings.end)
@@ -137,13 +148,21 @@ class VerdictPanel(QWidget):
         self.tree.itemActivated.connect(self._on_tree_itemActivated)
         self.tree.itemClicked.connect(self._on_tree_itemActivated)
         self.tree.currentItemChanged.connect(self._on_tree_currentItemChanged)
+        # the selected finding, whole (the message column is elided to its width)
+        self.detail = QLabel("", self)
+        self.detail.setWordWrap(True)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.hint = QLabel("", self)
         self.hint.setWordWrap(True)
         self.hint.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        for label in (self.detail, self.hint):
+            label.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.header)
         layout.addWidget(self.tree, 1)
+        layout.addWidget(self.detail)
         layout.addWidget(self.hint)
 
     # -- the turn -----------------------------------------------------------------------------
@@ -159,7 +178,7 @@ class VerdictPanel(QWidget):
         self._too_long = False
         self._ended = None
         self.tree.clear()
-        self.hint.clear()
+        self._show_detail(None)
         self._dialect = dialect
         self._t0 = t0
         self._status = None
@@ -327,12 +346,13 @@ class VerdictPanel(QWidget):
 
     def _add(self, findings: list[Finding]) -> None:
         items = []
-        for f in findings:
+        for i, f in enumerate(findings, len(self.findings)):
             item = QTreeWidgetItem(["", f.rule, "" if f.frame is None else str(f.frame), f.message])
             item.setIcon(COL_ICON, self._icons.get(f.severity, QIcon()))
             item.setToolTip(COL_ICON, f.severity)
-            item.setToolTip(COL_MESSAGE, f.hint)
+            item.setToolTip(COL_MESSAGE, f"{finding_text(f)}\n\n{f.hint}")
             item.setData(COL_FRAME, FRAME_ROLE, -1 if f.frame is None else f.frame)
+            item.setData(COL_ICON, FINDING_ROLE, i)
             item.setTextAlignment(COL_FRAME, Qt.AlignmentFlag.AlignRight)
             items.append(item)
         self.findings += findings
@@ -350,9 +370,8 @@ class VerdictPanel(QWidget):
             )
         else:
             text = (
-                f"{counts['error']} error{'s' if counts['error'] != 1 else ''} · "
-                f"{counts['warning']} warning{'s' if counts['warning'] != 1 else ''} · "
-                f"{counts['info']} note{'s' if counts['info'] != 1 else ''}"
+                f"{plural(counts['error'], 'error')} · {plural(counts['warning'], 'warning')} · "
+                f"{plural(counts['info'], 'note')}"
             )
             words = [w for w in self.diagnosis().split(" · ") if "spec error" not in w]
             words = [w for w in words if not w.endswith(("warning", "warnings"))]
@@ -372,4 +391,26 @@ class VerdictPanel(QWidget):
     def _on_tree_currentItemChanged(
         self, current: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None
     ) -> None:
-        self.hint.setText(current.toolTip(COL_MESSAGE) if current is not None else "")
+        index = current.data(COL_ICON, FINDING_ROLE) if current is not None else None
+        if isinstance(index, int) and 0 <= index < len(self.findings):
+            self._show_detail(self.findings[index])
+        else:
+            self._show_detail(None)
+
+    def _show_detail(self, finding: Finding | None) -> None:
+        """The selected finding under the list, whole: its message, then its hint."""
+        self.detail.setText(finding_text(finding) if finding is not None else "")
+        self.hint.setText(finding.hint if finding is not None else "")
+        self.detail.setVisible(finding is not None)
+        self.hint.setVisible(finding is not None)
+
+
+def finding_text(f: Finding) -> str:
+    """A finding's whole message, with where it fired: ``frame 7: the body ended …``
+    (``3 times (frames 4, 9, 12): …`` for one that fired on several frames)."""
+    where = f"frame {f.frame}" if f.frame is not None else "the whole stream"
+    if f.count > 1:
+        label = "frame" if len(f.frames) == 1 else "frames"
+        listed = f" ({label} {', '.join(map(str, f.frames))})" if f.frames else ""
+        where = f"{f.count} times{listed}"
+    return f"{where}: {f.message}"

@@ -370,6 +370,7 @@ class MainWindow(QMainWindow):
         )
         self.tapped_dock = self.tap_dock.dock
         self.controller.busyChanged.connect(self.tap_dock.chat_busy)
+        self.tap_dock.inspected.connect(self.controller.inspect_elsewhere)
 
     @property
     def tap(self) -> TapController:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from streamscope.ui.inspector.inspector import InspectorPanel
     from streamscope.ui.tap.tap_dialog import TapDialog
     from streamscope.ui.tap.tap_panel import TapController, TapPanel
+    from streamscope.ui.tap.tapped import TappedExchange
 
 __all__ = ["CHAT_KEEPS", "TapDock"]
 
@@ -28,7 +29,11 @@ CHAT_KEEPS = 480
 
 class TapDock(QObject):
     """The dock (:attr:`dock`, hidden until a tap is opened, then a tab beside ``beside``),
-    :attr:`tap`, :attr:`panel` and :attr:`dialog` (see the module docstring)."""
+    :attr:`tap`, :attr:`panel` and :attr:`dialog` (see the module docstring).
+    ``inspected(ref, turn, frames)``: the inspector shows a tapped exchange now (``turn``:
+    its end, once it has ended)."""
+
+    inspected = Signal(object, object, int)
 
     def __init__(
         self,
@@ -78,7 +83,12 @@ class TapDock(QObject):
             from streamscope.ui.tap.tap_panel import TapController
 
             self._tap = TapController(self._inspector, busy=self._busy, parent=self._window)
+            self._tap.exchangeShown.connect(self._on_tap_exchange_shown)
         return self._tap
+
+    def _on_tap_exchange_shown(self, item: TappedExchange) -> None:
+        frames = item.result.frames if item.result is not None else 0
+        self.inspected.emit(item.ref(), item.turn, frames)
 
     @property
     def panel(self) -> TapPanel:

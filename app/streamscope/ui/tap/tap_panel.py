@@ -65,6 +65,8 @@ class TapController(QObject):
     stateChanged = Signal()
     exchangeAdded = Signal(object)
     exchangeChanged = Signal(object)
+    exchangeShown = Signal(object)
+    """The inspector shows this exchange now, or the one it shows has just ended."""
     _startDone = Signal(object, str)  # TapProcess | TapServer | None, error
     _died = Signal(object, str)  # the tap, why it stopped serving unasked
 
@@ -219,6 +221,7 @@ class TapController(QObject):
         if item is self.shown:
             self.inspector.finish_turn(result.turn)
             self._name(item)
+            self.exchangeShown.emit(item)
         self.exchangeChanged.emit(item)
 
     def _react(self) -> None:
@@ -275,6 +278,7 @@ class TapController(QObject):
             inspector.add_progress(whole)
         if item.turn is not None:
             inspector.finish_turn(item.turn)
+        self.exchangeShown.emit(item)
         return True
 
     def get(self, key: int) -> TappedExchange | None:

@@ -21,6 +21,7 @@ from streamscope.core.turn.model import Turn
 from streamscope.core.turn.observer import TurnObserver
 from streamscope.core.turn.outcome import Outcome, format_bytes
 from streamscope.core.turn.progress import Progress, ProgressEncoder
+from streamscope.core.wire.sizes import plural
 from streamscope.ui.chat.status_panel import GLYPHS
 from streamscope.ui.chat.turn_ref import TurnRef
 from streamscope.ui.chat.turn_start import TurnStart
@@ -159,6 +160,7 @@ class TappedExchange:
             started=time.time() - (time.monotonic() - ex.started),
             model=_model_asked(ex),
             outcome=Outcome(r.outcome) if r is not None else None,
+            stopped_at_limit=self.turn is not None and self.turn.stopped_at_limit,
         )
 
     def label(self) -> str:
@@ -177,7 +179,7 @@ class TappedExchange:
         missed = ", ".join(str(f.get("fault")) for f in r.faults if not f.get("applied"))
         said = self.reaction or applied or f"{missed} (not applied)"
         return (
-            f"{head}\n{glyph} {r.outcome} · {r.status} · {r.frames} frames · "
+            f"{head}\n{glyph} {r.outcome} · {r.status} · {plural(r.frames, 'frame')} · "
             f"{format_bytes(r.bytes)} · {r.duration_ms / 1000:.2f} s"
             + (f"\n⚡ {said}" if r.faults else "")
         )

@@ -54,6 +54,7 @@ from streamscope.core.net.raw_request import (
     user_text,
 )
 from streamscope.core.wire.dialects.base import RequestSpec
+from streamscope.core.wire.sizes import plural
 from streamscope.ui.base import shortcuts
 from streamscope.ui.chat.turn_recorder import SessionTurnsRecorder
 from streamscope.ui.inspector.frames_find import FramesFindBar
@@ -344,7 +345,7 @@ class PowerTools(QObject):
         )
         if name:
             n = self.export_frames_to(Path(name))
-            self._message(f"Exported {n} frames to {name}")
+            self._message(f"Exported {plural(n, 'frame')} to {name}")
 
     def find_in_frames(self) -> FramesFindBar:
         self._inspector_dock.show()
