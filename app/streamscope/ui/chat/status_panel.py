@@ -206,12 +206,8 @@ class StatusPanel(QWidget):
         glyph, colour = LIMIT_GLYPH if turn.stopped_at_limit else GLYPHS[turn.outcome]
         self.glyph.setText(glyph)
         set_text_colour(self.glyph, colour, "font-weight: bold;")
-<<<<<<< HEAD
-        self.label.setText(self._where + status_line(turn, frames))
-=======
         line = status_line(turn, frames)
-        self.label.setText(f"{which} — {line}" if which else line)
->>>>>>> h28-words
+        self.label.setText(f"{which} — {line}" if which else self._where + line)
         self.label.setToolTip("\n".join(turn.warnings))
 
     def show_verdict(self, verdict: str) -> None:
