@@ -116,7 +116,8 @@ class LiveTurn:
         self._finished = slot
         if card is not None:
             card.finish(turn)
-        self.status.show_turn(turn, self.feed.live_frames())
+        frames = self.feed.live_frames()
+        self.status.show_turn(turn, frames)
         session = self.live_session  # (the one shown, or the one parked: it streams there)
         message_id = session.answer_id if self._replaying is None else None
 
@@ -137,6 +138,8 @@ class LiveTurn:
             if ref is not None:
                 self.feed.when_checked(show_verdict)  # (when it shows this turn)
                 self.feed.live_finished(turn, ref)
+                if session is not self.session:  # (read elsewhere: its end is the news,
+                    self.status.show_turn(turn, frames)  # not the turn the inspector shows)
         replayed, self._replaying = self._replaying, None
         if replayed is None:
             redacted = session.answer_finished(turn, self.runner.capture_id)
