@@ -265,3 +265,27 @@ def test_reads_keep_their_order_and_a_read_without_a_kernel_time_keeps_its_own()
     assert stamps[2] == stamps[1]  # (never before the read before it)
     assert stamps[3] == pytest.approx(rec.reads[3][2], abs=0.005)  # (its own time)
     assert len(lags) == 3  # (the kernel-stamped ones)
+
+
+@linux_only
+def test_the_first_read_of_each_new_connection_is_stamped() -> None:
+    """Linux turns stamping on a little after a socket asks (deferred): without the socket
+    kept asking (kernel_stamps._keep_stamping), 1 fresh connection in 4 or so reads its first
+    bytes unstamped, when connections come and go."""
+    from streamscope.core.bench.kernel_stamps import _CMSG_SPACE, _keep_stamping
+
+    asyncio.run(_keep_stamping())
+    unstamped = 0
+    for _ in range(10):
+        time.sleep(0.05)  # (long enough for the kernel to turn stamping off, were none asking)
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            client = socket.socket()
+            client.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            client.connect(server.getsockname())
+            conn, _ = server.accept()
+            conn.sendall(b"x")
+            _data, ancdata, _flags, _addr = client.recvmsg(16, _CMSG_SPACE)
+            unstamped += not ancdata
+            conn.close()
+            client.close()
+    assert unstamped == 0
