@@ -185,7 +185,10 @@ def json_edit(draw: st.DrawFn, line: bytes) -> bytes:
     unknown field added."""
     obj = orjson.loads(line)
     slots = _slots(obj, [])
-    container, key = draw(st.sampled_from(slots)) if slots else (obj, "x")
+    if not slots:  # ({}, [] or a scalar: an earlier edit may leave one) something to edit
+        obj = {"x": obj}
+        slots = [(obj, "x")]
+    container, key = draw(st.sampled_from(slots))
     value = draw(JSON_VALUES)
     match draw(st.sampled_from(["replace", "delete", "nest", "add"])):
         case "delete" if isinstance(container, dict):
