@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from streamscope.core.net.client import StreamClient, StreamTimeouts, TurnObserver
 from streamscope.core.redact import Scrubber
-from streamscope.core.turn.model import Turn
+from streamscope.core.turn.model import Turn, turn_to_json
 from streamscope.core.turn.outcome import Outcome, StreamEnd
-from streamscope.core.turn.pipeline import ParsedFrame, PipelineUpdate, StreamPipeline, turn_to_json
+from streamscope.core.turn.pipeline import ParsedFrame, PipelineUpdate, StreamPipeline
 from streamscope.core.wire.conversation import Conversation, Message, ToolDefinition
 from streamscope.core.wire.dialects import get_dialect
 from streamscope.core.wire.dialects.base import RequestSpec

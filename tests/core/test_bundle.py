@@ -26,9 +26,8 @@ from streamscope.core.net.client import StreamClient, StreamTimeouts, TurnObserv
 from streamscope.core.net.curl import parse_curl
 from streamscope.core.paths import home
 from streamscope.core.store.database import Store
-from streamscope.core.turn.model import Turn
+from streamscope.core.turn.model import Turn, turn_to_json
 from streamscope.core.turn.observer import MultiObserver
-from streamscope.core.turn.pipeline import turn_to_json
 from streamscope.core.wire.conversation import Conversation, Message
 from streamscope.core.wire.dialects import get_dialect
 from streamscope.demo.server import DemoServer

@@ -32,10 +32,10 @@ from streamscope.core.capture.replay import replay_capture
 from streamscope.core.net.client import StreamClient, StreamTimeouts, TurnObserver
 from streamscope.core.paths import capture_dir
 from streamscope.core.store.database import Store
-from streamscope.core.turn.model import Turn
+from streamscope.core.turn.model import Turn, turn_to_json
 from streamscope.core.turn.observer import MultiObserver
 from streamscope.core.turn.outcome import Outcome, StreamEnd
-from streamscope.core.turn.pipeline import PipelineUpdate, StreamPipeline, turn_to_json
+from streamscope.core.turn.pipeline import PipelineUpdate, StreamPipeline
 from streamscope.core.wire.conversation import Conversation, Message
 from streamscope.core.wire.dialects import get_dialect
 from streamscope.core.wire.dialects.base import RequestSpec

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from streamscope.core.turn.model import turn_to_json
 from streamscope.core.turn.outcome import StreamEnd
-from streamscope.core.turn.pipeline import StreamPipeline, turn_to_json
+from streamscope.core.turn.pipeline import StreamPipeline
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASES = sorted(p for p in FIXTURES.glob("*/*") if p.suffix in {".sse", ".ndjson"})

@@ -28,8 +28,9 @@ from streamscope.core.capture.format import (
     read_capture,
 )
 from streamscope.core.capture.replay import replay_capture
+from streamscope.core.turn.model import turn_to_json
 from streamscope.core.turn.outcome import Outcome, StreamEnd
-from streamscope.core.turn.pipeline import StreamPipeline, turn_to_json
+from streamscope.core.turn.pipeline import StreamPipeline
 from support.hostile import (
     CAPTURE_HEADER,
     many_members_zip,

@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from streamscope.core.turn.frame_log import FrameLog
+from streamscope.core.turn.model import turn_to_json
 from streamscope.core.turn.outcome import Outcome, StreamEnd
-from streamscope.core.turn.pipeline import StreamPipeline, turn_to_json
+from streamscope.core.turn.pipeline import StreamPipeline
 from streamscope.core.turn.progress import FLAG_DETACHED, FrameKind, ProgressEncoder
 from streamscope.core.wire.dialects import detect_dialect, get_dialect
 from streamscope.core.wire.events import DialectWarning, Terminal, TextDelta

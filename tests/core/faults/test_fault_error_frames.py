@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from streamscope.core.faults import Playback, Write, apply, parse_fault_spec
+from streamscope.core.turn.model import turn_to_json
 from streamscope.core.turn.outcome import StreamEnd
-from streamscope.core.turn.pipeline import StreamPipeline, turn_to_json
+from streamscope.core.turn.pipeline import StreamPipeline
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

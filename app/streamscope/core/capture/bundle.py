@@ -29,9 +29,8 @@ import orjson
 
 from streamscope.core.capture.format import Capture, CaptureError, dump_capture, read_capture
 from streamscope.core.net.curl import to_curl
-from streamscope.core.turn.model import Turn
+from streamscope.core.turn.model import Turn, turn_to_json
 from streamscope.core.turn.outcome import format_bytes
-from streamscope.core.turn.pipeline import turn_to_json
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer

@@ -390,3 +390,22 @@ class Turn:
         if self.output_tokens is None or t0 is None or t1 is None or t1 <= t0:
             return None
         return self.output_tokens / (t1 - t0)
+
+
+def turn_to_json(turn: Turn) -> dict[str, Any]:
+    """The CLI's ``--json`` object for a finished turn (extra keys are allowed by the
+    contract: ``reasoning_channel``)."""
+    return {
+        "outcome": turn.outcome.value if turn.outcome is not None else None,
+        "reason": turn.reason,
+        "text": turn.text,
+        "reasoning": turn.reasoning,
+        "reasoning_channel": turn.reasoning_channel,
+        "tool_calls": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls
+        ],
+        "finish_reason": turn.finish_reason,
+        "usage": turn.usage,
+        "events": turn.events,
+        "warnings": list(turn.warnings),
+    }

@@ -17,13 +17,13 @@ so, later feeds are ignored, and ``close`` gives an ``error`` outcome with the p
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, NamedTuple
+from dataclasses import replace
 
 from streamscope.core.turn.assembler import TurnAssembler
 from streamscope.core.turn.model import Turn
 from streamscope.core.turn.not_json import JSON_START, NotJSON
 from streamscope.core.turn.outcome import StreamEnd, is_error_document
+from streamscope.core.turn.updates import FrameRole, MarkedFrame, ParsedFrame, PipelineUpdate
 from streamscope.core.wire.content_type import classify_content_type
 from streamscope.core.wire.dialects import (
     detect_dialect,
@@ -34,7 +34,13 @@ from streamscope.core.wire.dialects import (
 from streamscope.core.wire.dialects.base import Dialect, Framing, StreamParser
 from streamscope.core.wire.events import DialectWarning, StreamEvent
 from streamscope.core.wire.ndjson import NDJSONDecoder
-from streamscope.core.wire.sse import RawFrame, SSEDecoder, SSEEvent, SSEProtocolError
+from streamscope.core.wire.sse import (
+    RawFrame,
+    SSEDecoder,
+    SSEEvent,
+    SSEProtocolError,
+    UsualBlocks,
+)
 
 __all__ = [
     "FrameRole",
@@ -42,7 +48,6 @@ __all__ = [
     "ParsedFrame",
     "PipelineUpdate",
     "StreamPipeline",
-    "turn_to_json",
 ]
 
 _CLEAN_ENDS = frozenset({"eof"})
@@ -53,48 +58,6 @@ _BLOCK_END = re.compile(rb"(?>\r\n|\r|\n)(?>\r\n|\r|\n)\Z")
 
 
 _new_tuple = tuple.__new__
-
-
-FrameRole = Literal["body", "oversized"]
-
-
-@dataclass(frozen=True, slots=True)
-class MarkedFrame(RawFrame):
-    """A frame row the pipeline adds that no decoded block is: ``role="body"``, a response
-    body that was not a stream (an HTTP error's JSON, a proxy's HTML page: not in the reads,
-    so its bytes travel with the row); ``role="oversized"``, the first bytes of the block
-    whose line broke the line cap. Both are ``error`` rows (flagged
-    :data:`~streamscope.core.turn.progress.FLAG_BODY` or ``FLAG_OVERSIZED``), with no
-    events."""
-
-    role: FrameRole = "body"
-
-
-class ParsedFrame(NamedTuple):
-    """One decoded frame and the events the dialect made of it (in order)."""
-
-    frame: RawFrame
-    events: list[StreamEvent]
-
-
-@dataclass(slots=True)
-class PipelineUpdate:
-    """What one ``feed`` (or the end of input) produced.
-
-    ``frames`` is filled only with ``keep_frames=True``; ``events`` always holds every new
-    event in order. ``progress``: some event was semantic progress (text, reasoning or
-    argument bytes) — what the idle timeout watches. ``terminal``: the terminal signal has
-    arrived (so far). ``protocol_error``: the framing layer gave up (stop reading and close
-    with ``StreamEnd("protocol_error")``). ``assembler``: the reducer behind it (whose
-    :meth:`~TurnAssembler.take_delta` says what changed for the views).
-    """
-
-    frames: list[ParsedFrame] = field(default_factory=list)
-    events: list[StreamEvent] = field(default_factory=list)
-    progress: bool = False
-    terminal: bool = False
-    protocol_error: str | None = None
-    assembler: TurnAssembler | None = None
 
 
 BODY_KEPT = 64 * 1024
@@ -125,8 +88,10 @@ class StreamPipeline:
         request_sent: float | None = None,
         headers: float | None = None,
         head_bytes: int = BODY_KEPT,
+        lean: bool = False,
     ) -> None:
         self.keep_frames = keep_frames
+        self._lean = lean and keep_frames  # (see PipelineUpdate.usual)
         self._head_max = head_bytes  # (a second pipeline beside a live one may keep less)
         self.content_type = content_type
         self._max_line = max_line_bytes
@@ -190,7 +155,13 @@ class StreamPipeline:
             data, self._sniff = bytes(self._sniff), bytearray()
             decoder = self._decoder = self._new_decoder(framing)
         try:
-            if self.keep_frames:
+            if self._lean and type(decoder) is SSEDecoder:
+                got = decoder.feed_usual(data)
+                if type(got) is UsualBlocks:
+                    self._usual(got.events, t, update)
+                else:
+                    self._frames(got, t, update)  # type: ignore[arg-type]
+            elif self.keep_frames:
                 self._frames(decoder.feed_frames(data), t, update)
             else:
                 self._events(decoder.feed(data), t, update)
@@ -401,6 +372,43 @@ class StreamPipeline:
                 frames_out.append(_new_tuple(ParsedFrame, (frame, events)))
         update.progress = progress
 
+    def _usual(self, evs: list[SSEEvent], t: float, update: PipelineUpdate) -> None:
+        """:meth:`_frames` for usual blocks (one event each, valid UTF-8), frames unmade."""
+        asm = self.assembler
+        parser = self._parser
+        out = update.events
+        apply = asm.apply
+        progress = update.progress
+        number = self._frame_no
+        self._frame_no = number + len(evs)
+        asm.events += len(evs)
+        pairs: list[tuple[SSEEvent, list[StreamEvent]]] = []
+        update.usual = pairs
+        append = pairs.append
+        for ev in evs:
+            asm.frame = number
+            number += 1
+            if self._sniffed is not None:
+                self._sniff_dialect(ev)
+            if parser is None:
+                parser = self._decide(ev)
+                events = [*self._pending_warnings, *parser.parse(ev)]
+            elif ev.data[:1] == "{" or ev.data[:1] in JSON_START:
+                events = parser.parse(ev)
+            else:
+                events = self._not_json.events(parser, ev)
+            if len(events) == 1:
+                if apply(events[0], t):
+                    progress = True
+                out.append(events[0])
+            else:
+                for e in events:
+                    if apply(e, t):
+                        progress = True
+                out.extend(events)
+            append((ev, events))
+        update.progress = progress
+
     def _events(self, evs: list[SSEEvent], t: float, update: PipelineUpdate) -> None:
         asm = self.assembler
         parser = self._parser
@@ -429,22 +437,3 @@ class StreamPipeline:
             if self.assembler.apply(e, t):
                 update.progress = True
         update.events.extend(events)
-
-
-def turn_to_json(turn: Turn) -> dict[str, Any]:
-    """The CLI's ``--json`` object for a finished turn (extra keys are allowed by the
-    contract: ``reasoning_channel``)."""
-    return {
-        "outcome": turn.outcome.value if turn.outcome is not None else None,
-        "reason": turn.reason,
-        "text": turn.text,
-        "reasoning": turn.reasoning,
-        "reasoning_channel": turn.reasoning_channel,
-        "tool_calls": [
-            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls
-        ],
-        "finish_reason": turn.finish_reason,
-        "usage": turn.usage,
-        "events": turn.events,
-        "warnings": list(turn.warnings),
-    }

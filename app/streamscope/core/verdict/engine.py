@@ -14,7 +14,7 @@ raw body); ``feed`` returns the findings each read brought, ``finish`` the rest:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from streamscope.core.turn.model import Turn
@@ -28,7 +28,7 @@ from streamscope.core.turn.pipeline import (
 )
 from streamscope.core.verdict.catalog import RULES, dialect_lints
 from streamscope.core.verdict.checks import DialectChecks, SSEFrameChecks
-from streamscope.core.verdict.rules import SEVERITIES, Finding
+from streamscope.core.verdict.rules import Finding, Verdict, diagnosis
 from streamscope.core.verdict.timing import Timing
 from streamscope.core.wire.dialects import get_dialect, is_ndjson_content_type
 from streamscope.core.wire.events import (
@@ -36,11 +36,13 @@ from streamscope.core.wire.events import (
     MalformedFrame,
     ReasoningDelta,
     ServerError,
+    StreamEvent,
     Terminal,
     TextDelta,
     ToolCallDelta,
 )
 from streamscope.core.wire.sizes import plural
+from streamscope.core.wire.sse import RawFrame, SSEEvent
 
 __all__ = ["MAX_FRAMES", "MAX_PER_RULE", "Linter", "Verdict", "diagnosis"]
 
@@ -56,53 +58,6 @@ MAX_FRAMES = 100
 """Frames a finding lists (its ``count`` goes on past them)."""
 
 _NO_STREAM_ENDS = frozenset({"http_error", "not_a_stream", "connect_error", "first_byte_timeout"})
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """A finished lint: the dialect used, the turn's outcome, findings in order."""
-
-    dialect: str | None
-    outcome: str | None
-    findings: tuple[Finding, ...]
-    turn: Turn
-
-    @property
-    def summary(self) -> dict[str, int]:
-        counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
-        for f in self.findings:
-            counts[f.severity] += 1
-        return counts
-
-    def to_json(self) -> dict[str, Any]:
-        """The CLI's ``--json`` object."""
-        return {
-            "dialect": self.dialect,
-            "outcome": self.outcome,
-            "findings": [f.to_json() for f in self.findings],
-            "summary": self.summary,
-        }
-
-
-def diagnosis(findings: Sequence[Finding]) -> str:
-    """A short line for the card and the status bar: "2 spec errors · buffered by a proxy"
-    ("" when there is nothing to say)."""
-    errors = sum(1 for f in findings if f.severity == "error")
-    parts = [plural(errors, "spec error")] if errors else []
-    ids = {f.rule for f in findings}
-    for rule_id, words in (
-        ("timing.buffered", "buffered by a proxy"),
-        ("timing.fake-streaming", "fake streaming"),
-        ("timing.stall", "stalled"),
-        ("timing.keepalives-only", "keep-alives only"),
-    ):
-        if rule_id in ids:
-            parts.append(words)
-    if not parts:
-        warnings = sum(1 for f in findings if f.severity == "warning")
-        if warnings:
-            parts.append(plural(warnings, "warning"))
-    return " · ".join(parts)
 
 
 class Linter:
@@ -142,6 +97,7 @@ class Linter:
             request_sent=start,
             headers=headers_at,
             head_bytes=BODY_KEPT if keep_text else LEAN_HEAD,
+            lean=True,
         )
         self.findings: list[Finding] = []
         self._new: list[Finding] = []
@@ -312,6 +268,8 @@ class Linter:
 
     def _frames(self, update: PipelineUpdate, t: float) -> int:
         """Run the rules on the update's frames; return how many had an event."""
+        if update.usual is not None:
+            return self._usual(update.usual, t)
         frames: list[ParsedFrame] = update.frames
         if not frames:
             return 0
@@ -320,7 +278,6 @@ class Linter:
         sse = self.pipeline.framing != "ndjson"
         sse_checks = self._sse
         lf = sse and sse_checks.plain_lf
-        ollama = self.pipeline.dialect_name == "ollama"
         emit = self._emit
         checks = self._checks
         timing = self._timing if self.timed else None
@@ -328,15 +285,13 @@ class Linter:
         smallest_top = timing.smallest_top() if timing is not None else 0
         n = self._n
         no_event = 0
-        terminal_at = self._terminal_at
-        framing = sse and not (lf and _all_usual(frames))
         for frame, events in frames:
             raw = frame.raw
             if type(frame) is MarkedFrame and frame.role == "oversized":  # (no block)
                 self._oversized = n
             # The usual SSE frame ("data: <value>\n\n", LF so far) needs no framing check.
             # (Bytes searched for int needles, 10 and 13: half the time of b"\n" and b"\r".)
-            if framing and not (
+            if sse and not (
                 lf
                 and raw[:6] == b"data: "
                 and raw.find(10) == len(raw) - 2  # (so raw[6] exists)
@@ -355,14 +310,38 @@ class Linter:
                 if frame.comments:
                     self._keepalives += 1
                 no_event += 1
-                n += 1
-                continue
-            sentinel = False  # a bare [DONE] after the terminal, where the dialect shrugs
-            if terminal_at is not None:
-                sentinel = self._done_sentinel and ev.data == "[DONE]"
-                rule_id = "stream.done-sentinel" if sentinel else "stream.data-after-terminal"
-                emit(rule_id, n, f"terminal at frame {terminal_at}")
-            if len(events) == 1 and type(events[0]) is TextDelta:  # the usual frame
+            elif self._terminal_at is None and len(events) == 1 and type(events[0]) is TextDelta:
+                if checks is not None:  # the usual frame
+                    checks.frame(n, ev, events)
+                if timing is not None:
+                    chars = len(events[0].text)
+                    text_total += chars
+                    if chars > smallest_top:
+                        timing.text_frame(n, chars, t)
+                        smallest_top = timing.smallest_top()
+            else:
+                self._event(n, ev, events, t)
+                smallest_top = timing.smallest_top() if timing is not None else 0
+            n += 1
+        self._n = n
+        if timing is not None:
+            timing.text_total += text_total
+        return len(frames) - no_event
+
+    def _usual(self, pairs: list[tuple[SSEEvent, list[StreamEvent]]], t: float) -> int:
+        """:meth:`_frames` for usual frames (``PipelineUpdate.usual``): each one a
+        ``data: <value>`` line and LF LF, so no framing rule but the line ends' can fire."""
+        if not self._decided:
+            self._decide()
+        if not self._sse.plain_lf:  # (LF line ends here: the first such frame tells)
+            self._sse.frame(self._n, _USUAL)
+        checks = self._checks
+        timing = self._timing if self.timed else None
+        text_total = 0
+        smallest_top = timing.smallest_top() if timing is not None else 0
+        n = self._n
+        for ev, events in pairs:
+            if self._terminal_at is None and len(events) == 1 and type(events[0]) is TextDelta:
                 if checks is not None:
                     checks.frame(n, ev, events)
                 if timing is not None:
@@ -371,41 +350,53 @@ class Linter:
                     if chars > smallest_top:
                         timing.text_frame(n, chars, t)
                         smallest_top = timing.smallest_top()
-                n += 1
-                continue
-            chars = 0
-            malformed = False
-            for e in events:
-                if isinstance(e, (TextDelta, ReasoningDelta)):
-                    chars += len(e.text)
-                elif isinstance(e, ToolCallDelta):
-                    chars += len(e.arguments)
-                elif isinstance(e, KeepAlive):
-                    self._keepalives += 1
-                    self._ping_events += 1
-                elif isinstance(e, Terminal):
-                    if terminal_at is None:
-                        self._terminal_at = terminal_at = n
-                elif isinstance(e, MalformedFrame):
-                    malformed = True
-                    if sentinel:
-                        continue
-                    rule_id = "ollama.one-object-per-line" if ollama else "stream.malformed-frame"
-                    emit(rule_id, n, e.reason)
-                elif isinstance(e, ServerError):
-                    emit("stream.server-error", n, e.message)
-            if checks is not None and not (malformed and ollama):
-                checks.frame(n, ev, events)
-            if timing is not None and chars:
-                text_total += chars
-                if chars > smallest_top:
-                    timing.text_frame(n, chars, t)
-                    smallest_top = timing.smallest_top()
+            else:
+                self._event(n, ev, events, t)
+                smallest_top = timing.smallest_top() if timing is not None else 0
             n += 1
         self._n = n
         if timing is not None:
             timing.text_total += text_total
-        return len(frames) - no_event
+        return len(pairs)
+
+    def _event(self, n: int, ev: SSEEvent, events: list[StreamEvent], t: float) -> None:
+        """The rules on frame ``n``'s event and what the dialect made of it (all but the usual
+        text frame, which the loops above check themselves)."""
+        emit = self._emit
+        terminal_at = self._terminal_at
+        sentinel = False  # a bare [DONE] after the terminal, where the dialect shrugs
+        if terminal_at is not None:
+            sentinel = self._done_sentinel and ev.data == "[DONE]"
+            rule_id = "stream.done-sentinel" if sentinel else "stream.data-after-terminal"
+            emit(rule_id, n, f"terminal at frame {terminal_at}")
+        ollama = self.pipeline.dialect_name == "ollama"
+        chars = 0
+        malformed = False
+        for e in events:
+            if isinstance(e, (TextDelta, ReasoningDelta)):
+                chars += len(e.text)
+            elif isinstance(e, ToolCallDelta):
+                chars += len(e.arguments)
+            elif isinstance(e, KeepAlive):
+                self._keepalives += 1
+                self._ping_events += 1
+            elif isinstance(e, Terminal):
+                if self._terminal_at is None:
+                    self._terminal_at = n
+            elif isinstance(e, MalformedFrame):
+                malformed = True
+                if sentinel:
+                    continue
+                rule_id = "ollama.one-object-per-line" if ollama else "stream.malformed-frame"
+                emit(rule_id, n, e.reason)
+            elif isinstance(e, ServerError):
+                emit("stream.server-error", n, e.message)
+        if self._checks is not None and not (malformed and ollama):
+            self._checks.frame(n, ev, events)
+        if self.timed and chars:
+            self._timing.text_total += chars
+            if chars > self._timing.smallest_top():
+                self._timing.text_frame(n, chars, t)
 
     def _stream_end(self, turn: Turn, kind: str, t: float) -> None:
         emit = self._emit
@@ -428,23 +419,5 @@ class Linter:
             self._timing.diagnose(turn, t, emit)
 
 
-def _all_usual(frames: list[ParsedFrame]) -> bool:
-    """Whether every frame is a usual one ("data: <value>\\n\\n", LF only, the value not
-    starting with a space): the per-frame test of :meth:`Linter._frames`, on the update at once.
-
-    With frames as the decoder cuts them (a block ends with a blank line, a run of blank lines
-    is LFs only, an unterminated tail comes last and does not end with LF LF): LF LF ends the
-    bytes, so no tail; each block starting a "data: " line after the first means no run
-    (a run would take one such start from the count); then 2 LFs a frame are its last two.
-    """
-    joined = b"".join([p[0].raw for p in frames])
-    k = len(frames)
-    return (
-        joined[:6] == b"data: "
-        and joined[6:7] != b" "
-        and joined[-2:] == b"\n\n"
-        and joined.count(10) == 2 * k
-        and joined.count(b"\n\ndata: ") == k - 1
-        and b"\n\ndata:  " not in joined
-        and 13 not in joined
-    )
+_USUAL = RawFrame(0, b"data: x\n\n", SSEEvent("message", "x"), (), False)
+"""A usual frame, for the framing rules of a run of them (all alike there)."""

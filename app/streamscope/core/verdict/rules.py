@@ -13,10 +13,23 @@ many times, ``frames`` lists them), or ``None`` for a finding about the whole st
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["COMMON", "COMMON_FAMILIES", "SEVERITIES", "Finding", "Rule", "Severity"]
+from streamscope.core.turn.model import Turn
+from streamscope.core.wire.sizes import plural
+
+__all__ = [
+    "COMMON",
+    "COMMON_FAMILIES",
+    "SEVERITIES",
+    "Finding",
+    "Rule",
+    "Severity",
+    "Verdict",
+    "diagnosis",
+]
 
 Severity = Literal["error", "warning", "info"]
 
@@ -282,3 +295,50 @@ COMMON_FAMILIES: dict[str, str] = {
     "timing": "Timing diagnosis",
 }
 """The common rules' families and their titles in the rule table, in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A finished lint: the dialect used, the turn's outcome, findings in order."""
+
+    dialect: str | None
+    outcome: str | None
+    findings: tuple[Finding, ...]
+    turn: Turn
+
+    @property
+    def summary(self) -> dict[str, int]:
+        counts: dict[str, int] = dict.fromkeys(SEVERITIES, 0)
+        for f in self.findings:
+            counts[f.severity] += 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's ``--json`` object."""
+        return {
+            "dialect": self.dialect,
+            "outcome": self.outcome,
+            "findings": [f.to_json() for f in self.findings],
+            "summary": self.summary,
+        }
+
+
+def diagnosis(findings: Sequence[Finding]) -> str:
+    """A short line for the card and the status bar: "2 spec errors · buffered by a proxy"
+    ("" when there is nothing to say)."""
+    errors = sum(1 for f in findings if f.severity == "error")
+    parts = [plural(errors, "spec error")] if errors else []
+    ids = {f.rule for f in findings}
+    for rule_id, words in (
+        ("timing.buffered", "buffered by a proxy"),
+        ("timing.fake-streaming", "fake streaming"),
+        ("timing.stall", "stalled"),
+        ("timing.keepalives-only", "keep-alives only"),
+    ):
+        if rule_id in ids:
+            parts.append(words)
+    if not parts:
+        warnings = sum(1 for f in findings if f.severity == "warning")
+        if warnings:
+            parts.append(plural(warnings, "warning"))
+    return " · ".join(parts)

@@ -39,18 +39,27 @@ cuts lines and blocks out of the bytes (line ends, the BOM, the line cap),
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
 
 from streamscope.core.wire.sse_fields import FieldInterpreter, RawFrame, SSEEvent
 from streamscope.core.wire.sse_lines import BlockCutter, LineCutter
 
-__all__ = ["RawFrame", "SSEDecoder", "SSEEvent", "SSEProtocolError"]
+__all__ = ["RawFrame", "SSEDecoder", "SSEEvent", "SSEProtocolError", "UsualBlocks"]
 
 _FRESH: Final = 0
 _EVENTS: Final = 1
 _FRAMES: Final = 2
 _CLOSED: Final = 3
 _FAILED: Final = 4
+
+
+class UsualBlocks(NamedTuple):
+    """Usual blocks, as :meth:`SSEDecoder.feed_usual` gives them: where the first starts
+    (its stream offset), their bytes in all, and the event of each, in order."""
+
+    offset: int
+    size: int
+    events: list[SSEEvent]
 
 
 class SSEProtocolError(Exception):
@@ -127,7 +136,28 @@ class SSEDecoder:
             self._enter(_FRAMES)
         cutter = self._blocks
         offset = cutter.offset
-        blocks = cutter.cut(chunk)
+        return self._frames(cutter.cut(chunk), offset)
+
+    def feed_usual(self, chunk: bytes) -> list[RawFrame] | UsualBlocks:
+        """:meth:`feed_frames`, except that when every block the chunk completed is a usual
+        one (``data: <value>`` then LF LF, no CR, the value valid UTF-8 not starting with a
+        space; never the stream's first block) it returns their events without making frames:
+        :class:`UsualBlocks`, one event a block. A decoder in frames mode may mix the two."""
+        if self._mode != _FRAMES:
+            self._enter(_FRAMES)
+        cutter = self._blocks
+        offset = cutter.offset
+        blocks = cutter.cut(chunk, joined=True)
+        if cutter.joined:
+            joined = blocks[0]
+            events = self._fields.usual(joined)
+            if events is not None and not cutter.too_long:
+                return UsualBlocks(offset, len(joined), events)
+            blocks = [part + b"\n\n" for part in joined.split(b"\n\n")[:-1]]
+        return self._frames(blocks, offset)
+
+    def _frames(self, blocks: list[bytes], offset: int) -> list[RawFrame]:
+        cutter = self._blocks
         frames = self._fields.frames(blocks, offset, cutter.bom, cutter.plain) if blocks else []
         if cutter.too_long:
             head = RawFrame(cutter.offset, cutter.dropped, None, (), False, False)

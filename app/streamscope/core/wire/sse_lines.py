@@ -171,6 +171,7 @@ class BlockCutter:
         "_run",
         "bom",
         "dropped",
+        "joined",
         "offset",
         "plain",
         "too_long",
@@ -189,16 +190,20 @@ class BlockCutter:
         self.plain = False
         """The blocks of the last cut hold no CR and no BOM: each is LFs only (a run of blank
         lines) or ends with LF LF."""
+        self.joined = False
+        """The last cut (asked with ``joined``) returned its blocks as one piece."""
         self.too_long = False
         """A line passed the cap: what :meth:`cut` returned is all there will be."""
         self.dropped = b""
         """Once ``too_long``: the first :data:`DROPPED_KEPT` bytes of the block held up to
         the over-long line (it starts at ``offset``); the rest is not kept."""
 
-    def cut(self, chunk: bytes, final: bool = False) -> list[bytes]:
+    def cut(self, chunk: bytes, final: bool = False, joined: bool = False) -> list[bytes]:
         """The blocks ``chunk`` completes; ``final`` (the end of the stream) also releases a
         block held for its lone CR, or a run of blank lines.  At a line over the cap: the blocks
-        before it, and ``too_long`` set."""
+        before it, and ``too_long`` set.  ``joined``: where the blocks are plain with no run of
+        blank lines (every LF LF ends a block), they may come as one piece, ``joined`` set."""
+        self.joined = False
         if self._run:
             return self._cut_run(chunk, final)
         buf = chunk
@@ -238,7 +243,14 @@ class BlockCutter:
         blocks: list[bytes] = []
         self.bom = 0
         self.plain = not self._first and b"\r" not in buf
-        if self.plain:
+        if self.plain and joined and limit == n and buf[0] != 10 and b"\n\n\n" not in buf:
+            pos = buf.rfind(b"\n\n") + 2  # (1: none; then nothing was cut)
+            if pos > 1:
+                blocks.append(buf if pos == n else buf[:pos])
+                self.joined = True
+            else:
+                pos = 0
+        elif self.plain:
             pos = _cut_lf_blocks(buf, limit, final, blocks)
         else:
             pos = self._cut_blocks(buf, limit, final, blocks)
