@@ -324,6 +324,8 @@ class VerdictPanel(QWidget):
         self.findings = []
         self.tree.clear()
         self._add(list(verdict.findings))
+        if self.findings:  # (the first one whole under the list, without a click)
+            self.tree.setCurrentItem(self.tree.topLevelItem(0))
         self._show_header(final=True)
         self.linter = None  # (its state is no longer needed)
         callback, self.on_final = self.on_final, None
