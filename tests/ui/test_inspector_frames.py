@@ -692,12 +692,13 @@ def test_selecting_a_frame_stops_following_and_the_follow_button_resumes(qtbot: 
     # filtering (and clearing the filter) keeps following
     panel.filter_edit.setText("text")
     panel.apply_filter()
-    qtbot.wait(20)
+    # (the table re-scrolls on the paint clock's tick: a loaded machine may take longer)
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum() > 0, timeout=3000)
     assert panel.filtering and panel.following and bar.value() == bar.maximum() > 0
     assert panel.selected_row() == 99  # (kept, off-screen)
     panel.filter_edit.clear()
     panel.apply_filter()
-    qtbot.wait(20)
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=3000)
     assert not panel.filtering and panel.following and bar.value() == bar.maximum()
     # scrolling up (a page up on the scroll bar) stops following too
     qtbot.wait(20)

@@ -22,6 +22,7 @@ Only on Linux (the option's number below is Linux's on the architectures listed)
 from __future__ import annotations
 
 import asyncio
+import atexit
 import platform
 import socket
 import struct
@@ -196,6 +197,7 @@ async def _keep_stamping() -> None:
     keeper.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     keeper.bind(("127.0.0.1", 0))
     _keeper = keeper
+    atexit.register(keeper.close)
     for _ in range(250):
         try:
             keeper.sendto(b".", keeper.getsockname())
