@@ -324,8 +324,9 @@ class VerdictPanel(QWidget):
         self.findings = []
         self.tree.clear()
         self._add(list(verdict.findings))
-        if self.findings:  # (the first one whole under the list, without a click)
-            self.tree.setCurrentItem(self.tree.topLevelItem(0))
+        first = self.tree.topLevelItem(0)
+        if first is not None:  # (the first finding whole under the list, without a click)
+            self.tree.setCurrentItem(first)
         self._show_header(final=True)
         self.linter = None  # (its state is no longer needed)
         callback, self.on_final = self.on_final, None
