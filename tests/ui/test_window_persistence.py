@@ -261,8 +261,8 @@ def test_killing_the_app_mid_stream_loses_at_most_a_second(tmp_path: Path, scena
         for line in lines:
             stamp, text = line.decode().split("\t", 1)
             received.append((float(stamp), eval(text)))  # repr of a str, from our own child
-        # (the burst is several deltas: a busy machine may space its first two apart)
-        quiet = len(received) >= 2 and time.time() - received[-1][0] > 1.5
+        # (the burst is several deltas, but a busy machine may show them in one paint)
+        quiet = len(received) >= 1 and time.time() - received[-1][0] > 1.5
         if (scenario == "demo-slow" and len(received) >= 10) or (
             scenario == "demo-stall" and quiet
         ):
@@ -271,7 +271,7 @@ def test_killing_the_app_mid_stream_loses_at_most_a_second(tmp_path: Path, scena
     killed_at = time.time()
     child.send_signal(signal.SIGKILL)
     _, err = child.communicate(timeout=10)
-    assert len(received) >= 2, err.decode()
+    assert len(received) >= (10 if scenario == "demo-slow" else 1), err.decode()
 
     store = Store(tmp_path / "data" / "streamscope.db")
     try:
